@@ -1,0 +1,648 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nvme-hmb: the per-controller state machine.
+ *
+ *   OFF --setup--> ENABLED --disable--> SUSPENDED --enable--> ENABLED
+ *    ^                |  \                  |
+ *    +------free------+   \--disable fails--+--> FAILED
+ *                                               (memory kept until the
+ *                                                controller resets or goes)
+ *
+ * The one rule: memory is freed or changed only while the controller cannot
+ * access it, that is after a Set Features with EHM=0 completed successfully,
+ * after the backend reported a controller reset, or once the controller is
+ * gone.  A disable that fails leaves the memory with the controller: a leak
+ * is better than DMA into freed pages.
+ *
+ * Everything here runs under ctrl->lock, in process context.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/device.h>
+#include <linux/dma-mapping.h>
+#include <linux/err.h>
+#include <linux/kernel.h>
+#include <linux/ktime.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+
+#include "internal.h"
+
+static const char * const nvme_hmb_state_strs[] = {
+	[NVME_HMB_OFF]		= "off",
+	[NVME_HMB_ENABLED]	= "enabled",
+	[NVME_HMB_SUSPENDED]	= "suspended",
+	[NVME_HMB_FAILED]	= "failed",
+};
+
+/**
+ * nvme_hmb_state_str() - the one word for a state
+ * @state: the state
+ *
+ * Return: a constant string.
+ */
+const char *nvme_hmb_state_str(enum nvme_hmb_state state)
+{
+	if (state >= ARRAY_SIZE(nvme_hmb_state_strs))
+		return "unknown";
+	return nvme_hmb_state_strs[state];
+}
+EXPORT_SYMBOL_NS_GPL(nvme_hmb_state_str, NVME_HMB_NS);
+
+/* Whole MiB and tenths, for messages. */
+#define MIB_FMT			"%llu.%llu MiB"
+#define MIB_ARG(bytes)		(u64)(bytes) >> 20, \
+				((u64)(bytes) & (SZ_1M - 1)) * 10 >> 20
+
+static void nvme_hmb_cmd_error(struct nvme_hmb_ctrl *ctrl, const char *what,
+			       int ret)
+{
+	if (ret < 0)
+		dev_err_ratelimited(ctrl->port->dev, "HMB %s failed: %pe\n",
+				    what, ERR_PTR(ret));
+	else
+		dev_err_ratelimited(ctrl->port->dev,
+				    "HMB %s failed: %s (status 0x%x)\n", what,
+				    nvme_hmb_status_str(ret), ret);
+}
+
+static int nvme_hmb_set_features(struct nvme_hmb_ctrl *ctrl, bool enable,
+				 bool mr)
+{
+	struct nvme_hmb_set_cmd cmd;
+	int ret;
+
+	if (ctrl->gone)
+		return -ENODEV;
+	nvme_hmb_encode_set(&cmd, enable, mr,
+			    ctrl->buf.size >> NVME_HMB_PAGE_SHIFT,
+			    ctrl->buf.descs_dma, ctrl->buf.nr_chunks);
+	ret = ctrl->port->ops->set_features(ctrl->port, &cmd);
+	if (ret) {
+		ctrl->stats.cmd_failures++;
+		ctrl->last_status = ret;
+	}
+	return ret;
+}
+
+/* Read the attributes back and compare them with what was set. */
+static void nvme_hmb_verify(struct nvme_hmb_ctrl *ctrl)
+{
+	struct nvme_hmb_attrs attrs;
+	u32 cdw0 = 0;
+	void *data;
+	int ret;
+
+	data = kzalloc(NVME_HMB_ATTR_LEN, GFP_KERNEL);
+	if (!data)
+		return;
+	ret = ctrl->port->ops->get_features(ctrl->port, data, &cdw0);
+	if (ret) {
+		ctrl->stats.cmd_failures++;
+		nvme_hmb_cmd_error(ctrl, "read-back (Get Features)", ret);
+		goto out;
+	}
+	nvme_hmb_decode_attrs(data, cdw0, &attrs);
+	if (!attrs.ehm ||
+	    attrs.hsize != ctrl->buf.size >> NVME_HMB_PAGE_SHIFT ||
+	    attrs.hmdla != ctrl->buf.descs_dma ||
+	    attrs.hmdlec != ctrl->buf.nr_chunks) {
+		ctrl->stats.verify_mismatches++;
+		dev_warn_ratelimited(ctrl->port->dev,
+				     "HMB read-back disagrees: EHM %d, HSIZE %u pages, %u entries; set %llu pages, %u entries\n",
+				     attrs.ehm, attrs.hsize, attrs.hmdlec,
+				     ctrl->buf.size >> NVME_HMB_PAGE_SHIFT,
+				     ctrl->buf.nr_chunks);
+	}
+out:
+	kfree(data);
+}
+
+/*
+ * Tell the controller to stop using the buffer.  On success the memory is
+ * the host's again; on failure the controller may still access it.
+ */
+static int nvme_hmb_disable(struct nvme_hmb_ctrl *ctrl)
+{
+	int ret;
+
+	if (ctrl->state != NVME_HMB_ENABLED && ctrl->state != NVME_HMB_FAILED)
+		return 0;
+	ret = nvme_hmb_set_features(ctrl, false, false);
+	if (ret) {
+		ctrl->state = NVME_HMB_FAILED;
+		ctrl->reason = NVME_HMB_R_DISABLE_FAILED;
+		nvme_hmb_cmd_error(ctrl, "disable", ret);
+		dev_err(ctrl->port->dev,
+			"HMB: keeping " MIB_FMT " for the controller until it resets or goes away\n",
+			MIB_ARG(ctrl->buf.size));
+		return ret < 0 ? ret : -EIO;
+	}
+	ctrl->state = NVME_HMB_SUSPENDED;
+	ctrl->stats.disables++;
+	return 0;
+}
+
+/* Free the memory: only ever when the controller cannot access it. */
+static void nvme_hmb_release(struct nvme_hmb_ctrl *ctrl)
+{
+	if (ctrl->state == NVME_HMB_ENABLED || ctrl->state == NVME_HMB_FAILED) {
+		if (WARN_ON_ONCE(!ctrl->gone))
+			return;
+	}
+	nvme_hmb_buf_free(ctrl->port->dma_dev, &ctrl->buf);
+	ctrl->state = NVME_HMB_OFF;
+	ctrl->mr_valid = false;
+}
+
+/*
+ * Give the held buffer to the controller.  With @mr, and only when the
+ * buffer is exactly what the controller last had, it is returned (MR=1);
+ * a controller that refuses it gets it fresh.  On an error status the
+ * controller did not take the buffer and it is freed; on a command that did
+ * not complete the controller may have taken it, so it is disabled first.
+ */
+static int nvme_hmb_enable(struct nvme_hmb_ctrl *ctrl, bool mr)
+{
+	int ret;
+
+	mr = mr && ctrl->mr_valid;
+	if (!mr)
+		nvme_hmb_buf_write_descs(&ctrl->buf);
+	ret = nvme_hmb_set_features(ctrl, true, mr);
+	if (ret > 0 && mr) {
+		ctrl->stats.mr_refusals++;
+		dev_warn_ratelimited(ctrl->port->dev,
+				     "HMB return (MR) refused: %s (status 0x%x); enabling it fresh\n",
+				     nvme_hmb_status_str(ret), ret);
+		mr = false;
+		ret = nvme_hmb_set_features(ctrl, true, false);
+	}
+	if (!ret) {
+		ctrl->state = NVME_HMB_ENABLED;
+		ctrl->mr_valid = true;
+		ctrl->stats.enables++;
+		if (mr)
+			ctrl->stats.mr_enables++;
+		nvme_hmb_verify(ctrl);
+		return 0;
+	}
+
+	nvme_hmb_cmd_error(ctrl, "enable (Set Features)", ret);
+	ctrl->reason = NVME_HMB_R_SET_FAILED;
+	if (ret > 0) {
+		ctrl->state = NVME_HMB_SUSPENDED;
+		nvme_hmb_release(ctrl);
+		return -EIO;
+	}
+	/* The controller may have taken the buffer: take it back first. */
+	ctrl->state = NVME_HMB_ENABLED;
+	if (!nvme_hmb_disable(ctrl)) {
+		nvme_hmb_release(ctrl);
+		ctrl->reason = NVME_HMB_R_SET_FAILED;
+	}
+	return ret;
+}
+
+static void nvme_hmb_host_init(struct nvme_hmb_ctrl *ctrl,
+			       struct nvme_hmb_host *host)
+{
+	host->limit = ctrl->limit;
+	host->granule = max_t(u64, PAGE_SIZE, NVME_HMB_PAGE);
+	host->buddy_chunk = (u64)PAGE_SIZE * MAX_ORDER_NR_PAGES;
+	host->max_chunk = nvme_hmb_max_chunk_kib ?
+			  max_t(u64, (u64)nvme_hmb_max_chunk_kib << 10,
+				host->granule) : U64_MAX;
+	host->max_descs = NVME_HMB_MAX_DESCS;
+	host->contig = dma_get_merge_boundary(ctrl->port->dma_dev) != 0;
+}
+
+static void nvme_hmb_alloc_init(struct nvme_hmb_ctrl *ctrl,
+				struct nvme_hmb_alloc_ctx *ax)
+{
+	memset(ax, 0, sizeof(*ax));
+	ax->dev = ctrl->port->dma_dev;
+	ax->hook = &ctrl->hook;
+}
+
+/* Say why there is no HMB, naming the knob that changes it. */
+static void nvme_hmb_explain_off(struct nvme_hmb_ctrl *ctrl,
+				 const struct nvme_hmb_plan *plan)
+{
+	struct device *dev = ctrl->port->dev;
+
+	switch (ctrl->reason) {
+	case NVME_HMB_R_NOT_ASKED:
+		dev_info(dev, "HMB not used: the controller does not ask for one (HMPRE 0)\n");
+		break;
+	case NVME_HMB_R_HMMIN_ABOVE_LIMIT:
+		dev_warn_ratelimited(dev,
+				     "HMB off: the controller needs at least " MIB_FMT " (HMMIN) but limit_mib is %llu; write %llu or more to /sys/kernel/nvme_hmb/%s/limit_mib or load nvme_hmb with default_limit_mib=%llu\n",
+				     MIB_ARG(ctrl->caps.min), ctrl->limit >> 20,
+				     DIV_ROUND_UP_ULL(ctrl->caps.min, SZ_1M),
+				     ctrl->name,
+				     DIV_ROUND_UP_ULL(ctrl->caps.min, SZ_1M));
+		break;
+	case NVME_HMB_R_OFF_BY_USER:
+		dev_info_ratelimited(dev, "HMB off: limit_mib is 0\n");
+		break;
+	default:
+		dev_warn_ratelimited(dev, "HMB off: %s (HMMIN " MIB_FMT ", HMMINDS %llu KiB, HMMAXD %u)\n",
+				     nvme_hmb_reason_str(ctrl->reason),
+				     MIB_ARG(ctrl->caps.min),
+				     ctrl->caps.min_chunk >> 10,
+				     ctrl->caps.max_descs);
+		break;
+	}
+}
+
+static void nvme_hmb_report_enabled(struct nvme_hmb_ctrl *ctrl,
+				    const char *what)
+{
+	dev_info_ratelimited(ctrl->port->dev,
+			     "HMB %s: " MIB_FMT " of " MIB_FMT " asked, %u descriptor%s, setup %llu us (%s)\n",
+			     what, MIB_ARG(ctrl->buf.size),
+			     MIB_ARG(ctrl->caps.pref), ctrl->buf.nr_chunks,
+			     ctrl->buf.nr_chunks == 1 ? "" : "s",
+			     ctrl->stats.setup_us,
+			     nvme_hmb_reason_str(ctrl->reason));
+}
+
+/*
+ * Allocate and enable an HMB for the current limit.  State OFF on entry;
+ * ENABLED on success, OFF with a reason otherwise.
+ */
+static int nvme_hmb_setup(struct nvme_hmb_ctrl *ctrl)
+{
+	struct nvme_hmb_alloc_ctx ax;
+	struct nvme_hmb_host host;
+	struct nvme_hmb_plan plan;
+	enum nvme_hmb_reason reason;
+	ktime_t start = ktime_get();
+	int ret;
+
+	nvme_hmb_host_init(ctrl, &host);
+	reason = nvme_hmb_negotiate(&ctrl->caps, &host, &plan);
+	if (reason != NVME_HMB_R_GRANTED && reason != NVME_HMB_R_LIMITED) {
+		ctrl->reason = reason;
+		nvme_hmb_explain_off(ctrl, &plan);
+		return 0;
+	}
+
+	nvme_hmb_alloc_init(ctrl, &ax);
+	ret = nvme_hmb_buf_init(&ax, &ctrl->buf,
+				host.contig ? 1 : plan.max_descs);
+	if (!ret)
+		nvme_hmb_buf_grow(&ax, &ctrl->buf, &host, &plan, plan.target);
+	ctrl->stats.alloc_failures += ax.failures;
+	reason = nvme_hmb_outcome(&ctrl->caps, &plan, ctrl->buf.size,
+				  ctrl->buf.nr_chunks);
+	if (ret || reason == NVME_HMB_R_ALLOC_BELOW_MIN) {
+		dev_warn_ratelimited(ctrl->port->dev,
+				     "HMB off: allocated " MIB_FMT " in %u buffers, below HMMIN " MIB_FMT " (%u allocations failed)\n",
+				     MIB_ARG(ctrl->buf.size),
+				     ctrl->buf.nr_chunks, MIB_ARG(plan.min),
+				     ax.failures);
+		nvme_hmb_buf_free(ctrl->port->dma_dev, &ctrl->buf);
+		ctrl->reason = NVME_HMB_R_ALLOC_BELOW_MIN;
+		return -ENOMEM;
+	}
+
+	ctrl->state = NVME_HMB_SUSPENDED;	/* held, not yet enabled */
+	ret = nvme_hmb_enable(ctrl, false);
+	if (ret)
+		return ret;
+	ctrl->reason = reason;
+	ctrl->stats.setup_us = ktime_us_delta(ktime_get(), start);
+	nvme_hmb_report_enabled(ctrl, "enabled");
+	return 0;
+}
+
+/**
+ * nvme_hmb_teardown_locked() - disable and free whatever is held
+ * @ctrl: the controller, lock held
+ *
+ * Idempotent.
+ *
+ * Return: false when the controller did not confirm the disable and the
+ * memory had to be kept.
+ */
+bool nvme_hmb_teardown_locked(struct nvme_hmb_ctrl *ctrl)
+{
+	if (ctrl->state == NVME_HMB_OFF)
+		return true;
+	if (!ctrl->gone && nvme_hmb_disable(ctrl))
+		return false;
+	nvme_hmb_release(ctrl);
+	return true;
+}
+EXPORT_SYMBOL_NS_GPL(nvme_hmb_teardown_locked, NVME_HMB_NS);
+
+/**
+ * nvme_hmb_forget_locked() - drop a buffer the controller may still use
+ * @ctrl: the controller, lock held, being detached
+ *
+ * The DMA memory and the list stay allocated forever; only the host's
+ * bookkeeping goes.
+ */
+void nvme_hmb_forget_locked(struct nvme_hmb_ctrl *ctrl)
+{
+	kfree(ctrl->buf.chunks);
+	memset(&ctrl->buf, 0, sizeof(ctrl->buf));
+	ctrl->state = NVME_HMB_OFF;
+	ctrl->mr_valid = false;
+}
+
+/* Shrink an enabled HMB to @plan; rebuilds when cutting loses too much. */
+static int nvme_hmb_shrink(struct nvme_hmb_ctrl *ctrl,
+			   const struct nvme_hmb_plan *plan)
+{
+	int ret;
+
+	ret = nvme_hmb_disable(ctrl);
+	if (ret)
+		return ret;
+	if (nvme_hmb_buf_trim(ctrl->port->dma_dev, &ctrl->buf, plan->target) <
+	    plan->min) {
+		nvme_hmb_release(ctrl);
+		return nvme_hmb_setup(ctrl);
+	}
+	ctrl->reason = nvme_hmb_outcome(&ctrl->caps, plan, ctrl->buf.size,
+					ctrl->buf.nr_chunks);
+	return nvme_hmb_enable(ctrl, false);
+}
+
+/*
+ * Grow an enabled HMB towards @plan.  The new memory is allocated while
+ * the controller keeps using the old; only the switch to the new list is
+ * done disabled.  A single IOVA-contiguous buffer is replaced by a larger
+ * one the same way.
+ */
+static int nvme_hmb_grow(struct nvme_hmb_ctrl *ctrl,
+			 const struct nvme_hmb_host *host,
+			 const struct nvme_hmb_plan *plan)
+{
+	struct nvme_hmb_alloc_ctx ax;
+	struct nvme_hmb_buf fresh;
+	u64 before = ctrl->buf.size;
+	int ret;
+
+	nvme_hmb_alloc_init(ctrl, &ax);
+	if (ctrl->buf.sgt) {
+		if (nvme_hmb_buf_init(&ax, &fresh, 1))
+			goto out;
+		nvme_hmb_buf_grow(&ax, &fresh, host, plan, plan->target);
+		if (fresh.size <= before) {
+			nvme_hmb_buf_free(ctrl->port->dma_dev, &fresh);
+			goto out;
+		}
+		ret = nvme_hmb_disable(ctrl);
+		if (ret) {
+			nvme_hmb_buf_free(ctrl->port->dma_dev, &fresh);
+			return ret;
+		}
+		nvme_hmb_buf_free(ctrl->port->dma_dev, &ctrl->buf);
+		ctrl->buf = fresh;
+	} else {
+		nvme_hmb_buf_grow(&ax, &ctrl->buf, host, plan, plan->target);
+		if (ctrl->buf.size == before)
+			goto out;
+		/* The list no longer matches what the controller holds. */
+		ctrl->mr_valid = false;
+		ret = nvme_hmb_disable(ctrl);
+		if (ret)
+			return ret;
+	}
+	ctrl->stats.alloc_failures += ax.failures;
+	ctrl->reason = nvme_hmb_outcome(&ctrl->caps, plan, ctrl->buf.size,
+					ctrl->buf.nr_chunks);
+	return nvme_hmb_enable(ctrl, false);
+out:
+	ctrl->stats.alloc_failures += ax.failures;
+	ctrl->reason = nvme_hmb_outcome(&ctrl->caps, plan, ctrl->buf.size,
+					ctrl->buf.nr_chunks);
+	return 0;
+}
+
+/* Bring the HMB to what the limit allows.  Called with ctrl->lock held. */
+static int nvme_hmb_apply(struct nvme_hmb_ctrl *ctrl)
+{
+	struct nvme_hmb_host host;
+	struct nvme_hmb_plan plan;
+	enum nvme_hmb_reason reason;
+	u64 before = ctrl->buf.size;
+	ktime_t start;
+	int ret;
+
+	switch (ctrl->state) {
+	case NVME_HMB_OFF:
+		return nvme_hmb_setup(ctrl);
+	case NVME_HMB_ENABLED:
+		break;
+	default:
+		return -EBUSY;
+	}
+
+	nvme_hmb_host_init(ctrl, &host);
+	reason = nvme_hmb_negotiate(&ctrl->caps, &host, &plan);
+	if (reason != NVME_HMB_R_GRANTED && reason != NVME_HMB_R_LIMITED) {
+		if (!nvme_hmb_teardown_locked(ctrl))
+			return -EIO;
+		ctrl->reason = reason;
+		nvme_hmb_explain_off(ctrl, &plan);
+		return 0;
+	}
+	if (plan.target == before)
+		return 0;
+
+	start = ktime_get();
+	if (plan.target < before)
+		ret = nvme_hmb_shrink(ctrl, &plan);
+	else
+		ret = nvme_hmb_grow(ctrl, &host, &plan);
+	if (ret || ctrl->buf.size == before)
+		return ret;
+	ctrl->stats.resizes++;
+	ctrl->stats.setup_us = ktime_us_delta(ktime_get(), start);
+	nvme_hmb_report_enabled(ctrl, "resized");
+	return 0;
+}
+
+/**
+ * nvme_hmb_set_limit() - change a controller's limit and resize now
+ * @ctrl: the controller
+ * @limit: bytes; 0 turns the HMB off
+ *
+ * Return: 0 when the HMB now follows the limit (which may mean off, with a
+ * reason), -ENODEV when the controller is gone, -EBUSY while suspended or
+ * failed, -EIO or -ENOMEM when the controller or the allocator failed.
+ */
+int nvme_hmb_set_limit(struct nvme_hmb_ctrl *ctrl, u64 limit)
+{
+	int ret;
+
+	mutex_lock(&ctrl->lock);
+	if (ctrl->gone) {
+		ret = -ENODEV;
+	} else if (ctrl->state == NVME_HMB_SUSPENDED ||
+		   ctrl->state == NVME_HMB_FAILED) {
+		ret = -EBUSY;
+	} else {
+		ctrl->limit = limit;
+		ret = nvme_hmb_apply(ctrl);
+	}
+	mutex_unlock(&ctrl->lock);
+	return ret;
+}
+EXPORT_SYMBOL_NS_GPL(nvme_hmb_set_limit, NVME_HMB_NS);
+
+/**
+ * nvme_hmb_suspend() - disable the HMB and keep the memory
+ * @ctrl: the controller
+ *
+ * Return: 0, or the error of the disable (the memory then stays with the
+ * controller).
+ */
+int nvme_hmb_suspend(struct nvme_hmb_ctrl *ctrl)
+{
+	int ret = 0;
+
+	mutex_lock(&ctrl->lock);
+	if (!ctrl->gone && ctrl->state == NVME_HMB_ENABLED)
+		ret = nvme_hmb_disable(ctrl);
+	mutex_unlock(&ctrl->lock);
+	return ret;
+}
+EXPORT_SYMBOL_NS_GPL(nvme_hmb_suspend, NVME_HMB_NS);
+
+/**
+ * nvme_hmb_resume() - give a suspended HMB back to the controller
+ * @ctrl: the controller
+ *
+ * Returns the buffer with MR=1 when it is exactly what the controller last
+ * had; fresh otherwise.
+ *
+ * Return: 0 or the error of the enable.
+ */
+int nvme_hmb_resume(struct nvme_hmb_ctrl *ctrl)
+{
+	int ret = 0;
+
+	mutex_lock(&ctrl->lock);
+	if (!ctrl->gone && ctrl->state == NVME_HMB_SUSPENDED)
+		ret = nvme_hmb_enable(ctrl, true);
+	mutex_unlock(&ctrl->lock);
+	return ret;
+}
+EXPORT_SYMBOL_NS_GPL(nvme_hmb_resume, NVME_HMB_NS);
+
+/**
+ * nvme_hmb_report_reset() - the controller was reset and is ready again
+ * @ctrl: the controller
+ *
+ * A Controller Level Reset disables the HMB: the controller no longer
+ * accesses it, even if an earlier disable failed.  The buffer, untouched by
+ * the host, is returned with MR=1.
+ */
+void nvme_hmb_report_reset(struct nvme_hmb_ctrl *ctrl)
+{
+	mutex_lock(&ctrl->lock);
+	if (ctrl->gone)
+		goto out;
+	ctrl->stats.resets++;
+	if (ctrl->state == NVME_HMB_ENABLED || ctrl->state == NVME_HMB_FAILED) {
+		ctrl->state = NVME_HMB_SUSPENDED;
+		dev_info_ratelimited(ctrl->port->dev,
+				     "HMB disabled by a controller reset; returning it\n");
+		if (!nvme_hmb_enable(ctrl, true))
+			nvme_hmb_report_enabled(ctrl, "re-enabled");
+	}
+out:
+	mutex_unlock(&ctrl->lock);
+}
+EXPORT_SYMBOL_NS_GPL(nvme_hmb_report_reset, NVME_HMB_NS);
+
+/**
+ * nvme_hmb_report_gone() - the controller can no longer be reached
+ * @ctrl: the controller
+ *
+ * Surprise removal or a dead controller: it cannot access the memory any
+ * more, which is freed; no command is sent to it from now on.
+ */
+void nvme_hmb_report_gone(struct nvme_hmb_ctrl *ctrl)
+{
+	mutex_lock(&ctrl->lock);
+	if (!ctrl->gone) {
+		ctrl->gone = true;
+		nvme_hmb_release(ctrl);
+		ctrl->reason = NVME_HMB_R_GONE;
+	}
+	mutex_unlock(&ctrl->lock);
+}
+EXPORT_SYMBOL_NS_GPL(nvme_hmb_report_gone, NVME_HMB_NS);
+
+/**
+ * nvme_hmb_start() - set the HMB up for the first time
+ * @ctrl: an attached controller
+ *
+ * Return: 0 when the HMB is enabled or deliberately off (see the reason),
+ * a negative errno when setting it up failed.  The controller works either
+ * way.
+ */
+int nvme_hmb_start(struct nvme_hmb_ctrl *ctrl)
+{
+	int ret = 0;
+
+	mutex_lock(&ctrl->lock);
+	if (!ctrl->gone && ctrl->reason != NVME_HMB_R_IDENTIFY_FAILED &&
+	    ctrl->state == NVME_HMB_OFF)
+		ret = nvme_hmb_setup(ctrl);
+	mutex_unlock(&ctrl->lock);
+	return ret;
+}
+EXPORT_SYMBOL_NS_GPL(nvme_hmb_start, NVME_HMB_NS);
+
+/**
+ * nvme_hmb_set_alloc_hook() - install an allocation seam (tests only)
+ * @ctrl: the controller
+ * @hook: the seam; NULL removes it
+ */
+void nvme_hmb_set_alloc_hook(struct nvme_hmb_ctrl *ctrl,
+			     const struct nvme_hmb_alloc_hook *hook)
+{
+	mutex_lock(&ctrl->lock);
+	if (hook)
+		ctrl->hook = *hook;
+	else
+		memset(&ctrl->hook, 0, sizeof(ctrl->hook));
+	mutex_unlock(&ctrl->lock);
+}
+EXPORT_SYMBOL_NS_GPL(nvme_hmb_set_alloc_hook, NVME_HMB_NS);
+
+/* Snapshots for sysfs and tests; values may be stale by the time used. */
+u64 nvme_hmb_size(struct nvme_hmb_ctrl *ctrl)
+{
+	return READ_ONCE(ctrl->state) == NVME_HMB_ENABLED ?
+	       READ_ONCE(ctrl->buf.size) : 0;
+}
+EXPORT_SYMBOL_NS_GPL(nvme_hmb_size, NVME_HMB_NS);
+
+u32 nvme_hmb_nr_descs(struct nvme_hmb_ctrl *ctrl)
+{
+	return READ_ONCE(ctrl->state) == NVME_HMB_ENABLED ?
+	       READ_ONCE(ctrl->buf.nr_chunks) : 0;
+}
+EXPORT_SYMBOL_NS_GPL(nvme_hmb_nr_descs, NVME_HMB_NS);
+
+enum nvme_hmb_state nvme_hmb_state(struct nvme_hmb_ctrl *ctrl)
+{
+	return READ_ONCE(ctrl->state);
+}
+EXPORT_SYMBOL_NS_GPL(nvme_hmb_state, NVME_HMB_NS);
+
+enum nvme_hmb_reason nvme_hmb_reason(struct nvme_hmb_ctrl *ctrl)
+{
+	return READ_ONCE(ctrl->reason);
+}
+EXPORT_SYMBOL_NS_GPL(nvme_hmb_reason, NVME_HMB_NS);

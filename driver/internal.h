@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * nvme-hmb: engine internals shared by the engine's files and its KUnit
+ * suites.  Backends use nvme_hmb.h only.
+ */
+#ifndef _NVME_HMB_INTERNAL_H
+#define _NVME_HMB_INTERNAL_H
+
+#include <linux/kobject.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/nvme.h>
+#include <linux/sizes.h>
+#include <linux/types.h>
+
+#include "compat.h"
+#include "nvme_hmb.h"
+
+struct device;
+struct sg_table;
+
+/* The controller memory page size: Linux always programs CC.MPS for 4 KiB. */
+#define NVME_HMB_PAGE		SZ_4K
+#define NVME_HMB_PAGE_SHIFT	12
+
+/*
+ * Most descriptor entries the engine ever uses, whatever HMMAXD says: the
+ * list is one DMA-coherent allocation of this many 16-byte entries.
+ */
+#define NVME_HMB_MAX_DESCS	1024
+
+/*
+ * Do Not Retry, bit 14 of a status in the Linux convention (NVME_SC_DNR,
+ * renamed NVME_STATUS_DNR in 6.11): spelled out to need neither name.
+ */
+#define NVME_HMB_STATUS_DNR	0x4000
+
+/* Most a limit may be set to, in MiB (1 TiB): keeps HSIZE within 32 bits. */
+#define NVME_HMB_LIMIT_MAX_MIB	(1U << 20)
+
+/* ---------------------------------------------------------------------
+ * cmd.c: Identify parsing, Set/Get Features 0Dh encoding, status names
+ */
+
+/* Decoded Host Memory Buffer Attributes (Get Features 0Dh). */
+struct nvme_hmb_attrs {
+	bool ehm;	/* completion dword 0 bit 0 */
+	u32 hsize;	/* memory page units */
+	u64 hmdla;	/* descriptor list address */
+	u32 hmdlec;	/* descriptor entries */
+};
+
+void nvme_hmb_id_parse(const void *id_ctrl, struct nvme_hmb_id *id);
+void nvme_hmb_encode_set(struct nvme_hmb_set_cmd *cmd, bool enable, bool mr,
+			 u32 hsize, u64 hmdla, u32 hmdlec);
+void nvme_hmb_decode_attrs(const void *data, u32 cdw0,
+			   struct nvme_hmb_attrs *attrs);
+const char *nvme_hmb_status_str(int status);
+
+/* ---------------------------------------------------------------------
+ * policy.c: sanity of the Identify fields, negotiation, reasons
+ */
+
+/* Why the HMB is what it is.  Keep nvme_hmb_reason_str() in sync. */
+enum nvme_hmb_reason {
+	NVME_HMB_R_NONE,		/* not set up yet */
+	NVME_HMB_R_GRANTED,		/* all of HMPRE */
+	NVME_HMB_R_LIMITED,		/* capped by limit_mib */
+	NVME_HMB_R_HMMAXD,		/* descriptor count capped the size */
+	NVME_HMB_R_SHORT,		/* allocation fell short, above HMMIN */
+	NVME_HMB_R_NOT_ASKED,		/* HMPRE = 0 */
+	NVME_HMB_R_OFF_BY_USER,		/* limit_mib = 0 */
+	NVME_HMB_R_HMMIN_ABOVE_LIMIT,	/* HMMIN > limit */
+	NVME_HMB_R_HMMINDS_TOO_LARGE,	/* no chunk can satisfy HMMINDS */
+	NVME_HMB_R_HMMAXD_TOO_SMALL,	/* HMMAXD chunks cannot reach HMMIN */
+	NVME_HMB_R_ALLOC_BELOW_MIN,	/* allocation failed below HMMIN */
+	NVME_HMB_R_SET_FAILED,		/* controller rejected Set Features */
+	NVME_HMB_R_DISABLE_FAILED,	/* disable failed: memory kept */
+	NVME_HMB_R_IDENTIFY_FAILED,	/* Identify could not be read */
+	NVME_HMB_R_GONE,		/* controller removed */
+	NVME_HMB_R_NR
+};
+
+/* What the controller asks for, sanitised, in bytes. */
+struct nvme_hmb_caps {
+	u64 pref;		/* HMPRE; raised to HMMIN when below it */
+	u64 min;		/* HMMIN; one page when 0 */
+	u64 min_chunk;		/* HMMINDS; one page when 0 */
+	u32 max_descs;		/* HMMAXD; 0 = no limit */
+	bool min_above_pref;	/* Identify said HMMIN > HMPRE */
+};
+
+/* What the host allows, in bytes. */
+struct nvme_hmb_host {
+	u64 limit;		/* this controller's limit */
+	u64 granule;		/* chunk granule: max(PAGE_SIZE, 4 KiB) */
+	u64 buddy_chunk;	/* largest chunk the page allocator gives */
+	u64 max_chunk;		/* largest chunk ever tried */
+	u32 max_descs;		/* the engine's own entry cap */
+	bool contig;		/* one IOVA-contiguous buffer is possible */
+};
+
+/* The negotiated plan the allocator works to. */
+struct nvme_hmb_plan {
+	u64 target;		/* most to allocate */
+	u64 min;		/* least that is worth enabling */
+	u64 min_chunk;		/* smallest chunk to allocate */
+	u64 first_chunk;	/* chunk size to start with */
+	u32 max_descs;		/* entries allowed */
+	enum nvme_hmb_reason limit_reason; /* GRANTED or LIMITED */
+};
+
+void nvme_hmb_caps_from_id(const struct nvme_hmb_id *id,
+			   struct nvme_hmb_caps *caps);
+enum nvme_hmb_reason nvme_hmb_negotiate(const struct nvme_hmb_caps *caps,
+					const struct nvme_hmb_host *host,
+					struct nvme_hmb_plan *plan);
+u64 nvme_hmb_chunk_round(const struct nvme_hmb_host *host, u64 size);
+enum nvme_hmb_reason nvme_hmb_outcome(const struct nvme_hmb_caps *caps,
+				      const struct nvme_hmb_plan *plan,
+				      u64 got, u32 nr_descs);
+const char *nvme_hmb_reason_str(enum nvme_hmb_reason reason);
+
+/* ---------------------------------------------------------------------
+ * hmdl.c: the buffers and the descriptor list
+ */
+
+struct nvme_hmb_chunk {
+	void *cookie;		/* dma_alloc_attrs() cookie, not a mapping */
+	dma_addr_t dma;
+	u64 size;
+};
+
+/*
+ * The buffers handed to a controller.  Either chunks[] of DMA-coherent
+ * memory, or (behind a merging IOMMU) one IOVA-contiguous buffer in sgt.
+ * descs_bytes and the chunk sizes record exactly what was allocated, and
+ * free uses them: nothing is recomputed.
+ */
+struct nvme_hmb_buf {
+	struct nvme_host_mem_buf_desc *descs;
+	dma_addr_t descs_dma;
+	size_t descs_bytes;
+	struct nvme_hmb_chunk *chunks;
+	u32 nr_chunks;
+	u32 max_chunks;
+	struct sg_table *sgt;
+	u64 sgt_size;
+	u64 size;
+};
+
+/*
+ * Allocation seam: a test may fail any allocation.  @nth counts the
+ * allocation attempts of one build, from 0 (0 is the descriptor list).
+ */
+struct nvme_hmb_alloc_hook {
+	bool (*fail)(void *priv, unsigned int nth, u64 size);
+	void *priv;
+};
+
+struct nvme_hmb_alloc_ctx {
+	struct device *dev;
+	const struct nvme_hmb_alloc_hook *hook;
+	unsigned int nth;
+	unsigned int failures;
+	bool descs_exhausted;
+};
+
+int nvme_hmb_buf_init(struct nvme_hmb_alloc_ctx *ax, struct nvme_hmb_buf *buf,
+		      u32 max_descs);
+void nvme_hmb_buf_grow(struct nvme_hmb_alloc_ctx *ax, struct nvme_hmb_buf *buf,
+		       const struct nvme_hmb_host *host,
+		       const struct nvme_hmb_plan *plan, u64 target);
+u64 nvme_hmb_buf_trim(struct device *dev, struct nvme_hmb_buf *buf,
+		      u64 target);
+void nvme_hmb_buf_free(struct device *dev, struct nvme_hmb_buf *buf);
+u32 nvme_hmb_buf_write_descs(struct nvme_hmb_buf *buf);
+
+/* ---------------------------------------------------------------------
+ * ctrl.c: per-controller state machine
+ */
+
+enum nvme_hmb_state {
+	NVME_HMB_OFF,		/* no memory held */
+	NVME_HMB_ENABLED,	/* memory held, EHM=1 */
+	NVME_HMB_SUSPENDED,	/* memory held, EHM=0 confirmed */
+	NVME_HMB_FAILED,	/* memory held, controller state unknown */
+};
+
+/*
+ * Statistics.  Updated under the controller lock, read without it: a
+ * reader may see a value one update old.
+ */
+struct nvme_hmb_stats {
+	u64 enables;
+	u64 disables;
+	u64 resizes;
+	u64 alloc_failures;
+	u64 cmd_failures;
+	u64 mr_enables;
+	u64 mr_refusals;
+	u64 resets;
+	u64 verify_mismatches;
+	u64 setup_us;
+};
+
+struct nvme_hmb_ctrl {
+	struct kobject kobj;
+	struct list_head node;		/* on nvme_hmb_ctrls */
+	struct mutex lock;		/* protects everything below */
+	struct nvme_hmb_port *port;	/* NULL once detached */
+	bool gone;			/* controller cannot be reached */
+	char name[16];
+	struct nvme_hmb_id id;
+	struct nvme_hmb_caps caps;
+	u64 limit;			/* bytes */
+	enum nvme_hmb_state state;
+	enum nvme_hmb_reason reason;
+	int last_status;		/* of the failing command */
+	struct nvme_hmb_buf buf;
+	bool mr_valid;			/* buf is what the controller last had */
+	struct nvme_hmb_stats stats;
+	struct nvme_hmb_alloc_hook hook;
+};
+
+/* Module parameters (main.c). */
+extern unsigned int nvme_hmb_default_limit_mib;
+extern unsigned int nvme_hmb_max_chunk_kib;
+
+const char *nvme_hmb_state_str(enum nvme_hmb_state state);
+bool nvme_hmb_teardown_locked(struct nvme_hmb_ctrl *ctrl);
+void nvme_hmb_forget_locked(struct nvme_hmb_ctrl *ctrl);
+int nvme_hmb_set_limit(struct nvme_hmb_ctrl *ctrl, u64 limit);
+void nvme_hmb_set_alloc_hook(struct nvme_hmb_ctrl *ctrl,
+			     const struct nvme_hmb_alloc_hook *hook);
+u64 nvme_hmb_size(struct nvme_hmb_ctrl *ctrl);
+u32 nvme_hmb_nr_descs(struct nvme_hmb_ctrl *ctrl);
+enum nvme_hmb_state nvme_hmb_state(struct nvme_hmb_ctrl *ctrl);
+enum nvme_hmb_reason nvme_hmb_reason(struct nvme_hmb_ctrl *ctrl);
+int nvme_hmb_suspend(struct nvme_hmb_ctrl *ctrl);
+int nvme_hmb_resume(struct nvme_hmb_ctrl *ctrl);
+
+/* ---------------------------------------------------------------------
+ * sysfs.c: /sys/kernel/nvme_hmb/<name>/
+ */
+
+int nvme_hmb_sysfs_init(void);
+void nvme_hmb_sysfs_exit(void);
+void nvme_hmb_kobj_init(struct nvme_hmb_ctrl *ctrl);
+int nvme_hmb_kobj_add(struct nvme_hmb_ctrl *ctrl);
+void nvme_hmb_kobj_del(struct nvme_hmb_ctrl *ctrl);
+void nvme_hmb_kobj_put(struct nvme_hmb_ctrl *ctrl);
+
+#endif /* _NVME_HMB_INTERNAL_H */

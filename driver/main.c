@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nvme-hmb: module init and exit, module parameters, and the registry of
+ * attached controllers.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/device.h>
+#include <linux/err.h>
+#include <linux/kernel.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
+#include "internal.h"
+
+/* ---------------------------------------------------------------------
+ * Module parameters
+ */
+
+#define NVME_HMB_LIMIT_AUTO	UINT_MAX
+
+/*
+ * The limit a newly attached controller starts with.  "auto" is 1/64 of
+ * RAM between 16 and 256 MiB: a 4 GiB laptop gives a 64 MiB-class drive
+ * all it asks, a 1 GiB board loses at most 16 MiB (1.6%).
+ */
+unsigned int nvme_hmb_default_limit_mib = NVME_HMB_LIMIT_AUTO;
+
+static int nvme_hmb_limit_param_set(const char *val,
+				    const struct kernel_param *kp)
+{
+	unsigned int mib;
+	int ret;
+
+	if (sysfs_streq(val, "auto")) {
+		*(unsigned int *)kp->arg = NVME_HMB_LIMIT_AUTO;
+		return 0;
+	}
+	ret = kstrtouint(val, 0, &mib);
+	if (ret)
+		return ret;
+	if (mib > NVME_HMB_LIMIT_MAX_MIB)
+		return -ERANGE;
+	*(unsigned int *)kp->arg = mib;
+	return 0;
+}
+
+static int nvme_hmb_limit_param_get(char *buffer,
+				    const struct kernel_param *kp)
+{
+	unsigned int mib = *(unsigned int *)kp->arg;
+
+	if (mib == NVME_HMB_LIMIT_AUTO)
+		return sysfs_emit(buffer, "auto\n");
+	return sysfs_emit(buffer, "%u\n", mib);
+}
+
+static const struct kernel_param_ops nvme_hmb_limit_param_ops = {
+	.set = nvme_hmb_limit_param_set,
+	.get = nvme_hmb_limit_param_get,
+};
+
+module_param_cb(default_limit_mib, &nvme_hmb_limit_param_ops,
+		&nvme_hmb_default_limit_mib, 0644);
+MODULE_PARM_DESC(default_limit_mib,
+		 "HMB limit in MiB for newly attached controllers, 0 (off) to 1048576, or auto: 1/64 of RAM within 16..256 (default: auto)");
+
+unsigned int nvme_hmb_max_chunk_kib;
+
+static int nvme_hmb_chunk_param_set(const char *val,
+				    const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 0, NVME_HMB_LIMIT_MAX_MIB << 10);
+}
+
+static const struct kernel_param_ops nvme_hmb_chunk_param_ops = {
+	.set = nvme_hmb_chunk_param_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(max_chunk_kib, &nvme_hmb_chunk_param_ops,
+		&nvme_hmb_max_chunk_kib, 0644);
+MODULE_PARM_DESC(max_chunk_kib,
+		 "Largest single buffer in KiB, 0 for no cap beyond the limit (default: 0)");
+
+/* The limit, in bytes, that a controller attached now starts with. */
+static u64 nvme_hmb_initial_limit(void)
+{
+	unsigned int mib = READ_ONCE(nvme_hmb_default_limit_mib);
+	u64 auto_mib;
+
+	if (mib != NVME_HMB_LIMIT_AUTO)
+		return (u64)mib << 20;
+	auto_mib = ((u64)totalram_pages() << PAGE_SHIFT >> 20) / 64;
+	return clamp_t(u64, auto_mib, 16, 256) << 20;
+}
+
+/* ---------------------------------------------------------------------
+ * Registry
+ */
+
+static LIST_HEAD(nvme_hmb_ctrls);
+static DEFINE_MUTEX(nvme_hmb_ctrls_lock);	/* protects nvme_hmb_ctrls */
+
+static struct nvme_hmb_ctrl *nvme_hmb_find_locked(const char *name)
+{
+	struct nvme_hmb_ctrl *ctrl;
+
+	list_for_each_entry(ctrl, &nvme_hmb_ctrls, node)
+		if (!strcmp(ctrl->name, name))
+			return ctrl;
+	return NULL;
+}
+
+static void nvme_hmb_describe(struct nvme_hmb_ctrl *ctrl)
+{
+	const struct nvme_hmb_caps *caps = &ctrl->caps;
+
+	if (!caps->pref)
+		return;
+	dev_info(ctrl->port->dev,
+		 "HMB asked: preferred %llu KiB, minimum %llu KiB, buffers of at least %llu KiB, at most %u descriptors%s; limit %llu MiB\n",
+		 caps->pref >> 10, caps->min >> 10, caps->min_chunk >> 10,
+		 caps->max_descs, caps->max_descs ? "" : " (no limit)",
+		 ctrl->limit >> 20);
+	if (caps->min_above_pref)
+		dev_warn(ctrl->port->dev,
+			 "HMB: Identify says HMMIN (%u pages) above HMPRE (%u pages); taking HMMIN as preferred\n",
+			 ctrl->id.hmmin, ctrl->id.hmpre);
+}
+
+/**
+ * nvme_hmb_attach() - hand a controller's HMB over to the engine
+ * @port: the backend's view of the controller; must outlive the attach
+ *
+ * Reads the HMB fields of Identify Controller and creates the controller's
+ * sysfs directory.  Does not allocate or enable anything: nvme_hmb_start()
+ * does, once the backend is ready.
+ *
+ * Return: the engine's controller, or an ERR_PTR(): -EINVAL for a port
+ * without name, devices or ops, -EEXIST for a name already attached,
+ * -ENOMEM.
+ */
+struct nvme_hmb_ctrl *nvme_hmb_attach(struct nvme_hmb_port *port)
+{
+	struct nvme_hmb_ctrl *ctrl;
+	int ret;
+
+	if (!port || !port->name[0] || !port->dev || !port->dma_dev ||
+	    !port->ops || !port->ops->identify || !port->ops->set_features ||
+	    !port->ops->get_features)
+		return ERR_PTR(-EINVAL);
+
+	ctrl = kzalloc(sizeof(*ctrl), GFP_KERNEL);
+	if (!ctrl)
+		return ERR_PTR(-ENOMEM);
+	mutex_init(&ctrl->lock);
+	INIT_LIST_HEAD(&ctrl->node);
+	ctrl->port = port;
+	strscpy(ctrl->name, port->name, sizeof(ctrl->name));
+	ctrl->limit = nvme_hmb_initial_limit();
+	nvme_hmb_kobj_init(ctrl);
+
+	ret = port->ops->identify(port, &ctrl->id);
+	if (ret) {
+		ctrl->reason = NVME_HMB_R_IDENTIFY_FAILED;
+		dev_warn(port->dev, "HMB: Identify Controller failed: %pe; leaving the HMB alone\n",
+			 ERR_PTR(ret < 0 ? ret : -EIO));
+	} else {
+		nvme_hmb_caps_from_id(&ctrl->id, &ctrl->caps);
+		nvme_hmb_describe(ctrl);
+	}
+
+	mutex_lock(&nvme_hmb_ctrls_lock);
+	if (nvme_hmb_find_locked(ctrl->name)) {
+		ret = -EEXIST;
+	} else {
+		ret = nvme_hmb_kobj_add(ctrl);
+		if (!ret)
+			list_add_tail(&ctrl->node, &nvme_hmb_ctrls);
+	}
+	mutex_unlock(&nvme_hmb_ctrls_lock);
+	if (ret) {
+		nvme_hmb_kobj_put(ctrl);
+		return ERR_PTR(ret);
+	}
+	return ctrl;
+}
+EXPORT_SYMBOL_NS_GPL(nvme_hmb_attach, NVME_HMB_NS);
+
+/**
+ * nvme_hmb_detach() - take a controller back from the engine
+ * @ctrl: the controller
+ *
+ * Disables the HMB and frees it.  When the controller does not confirm the
+ * disable, the memory is deliberately leaked: the controller may still
+ * write to it.  After return the engine never touches the port again; the
+ * controller's sysfs files, if still open, return -ENODEV.
+ */
+void nvme_hmb_detach(struct nvme_hmb_ctrl *ctrl)
+{
+	u64 size;
+
+	mutex_lock(&nvme_hmb_ctrls_lock);
+	list_del_init(&ctrl->node);
+	mutex_unlock(&nvme_hmb_ctrls_lock);
+
+	mutex_lock(&ctrl->lock);
+	size = ctrl->buf.size;
+	if (ctrl->state != NVME_HMB_OFF && !nvme_hmb_teardown_locked(ctrl)) {
+		dev_err(ctrl->port->dev,
+			"HMB: controller did not confirm the disable; leaking %llu KiB rather than freeing memory it may still use\n",
+			size >> 10);
+		nvme_hmb_forget_locked(ctrl);
+	}
+	ctrl->gone = true;
+	ctrl->reason = NVME_HMB_R_GONE;
+	ctrl->port = NULL;
+	mutex_unlock(&ctrl->lock);
+
+	nvme_hmb_kobj_del(ctrl);
+	nvme_hmb_kobj_put(ctrl);
+}
+EXPORT_SYMBOL_NS_GPL(nvme_hmb_detach, NVME_HMB_NS);
+
+/* ---------------------------------------------------------------------
+ * Init and exit
+ */
+
+static int __init nvme_hmb_init(void)
+{
+	int ret;
+
+	ret = nvme_hmb_sysfs_init();
+	if (ret)
+		return ret;
+	pr_info("loaded; default limit %llu MiB\n",
+		nvme_hmb_initial_limit() >> 20);
+	return 0;
+}
+
+static void __exit nvme_hmb_exit(void)
+{
+	nvme_hmb_sysfs_exit();
+}
+
+module_init(nvme_hmb_init);
+module_exit(nvme_hmb_exit);
+
+MODULE_DESCRIPTION("NVMe Host Memory Buffer manager");
+MODULE_AUTHOR("nvme-hmb developers");
+MODULE_LICENSE("GPL");

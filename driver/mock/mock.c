@@ -1,0 +1,815 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nvme-hmb mock controllers: software NVMe controllers that ask for a Host
+ * Memory Buffer and use it the way a DRAM-less controller's firmware would.
+ *
+ * Each mock is a platform device (for DMA) with a port attached to the
+ * engine.  It validates every Set Features 0Dh as the specification
+ * requires and answers with its status codes; while enabled it writes its
+ * own pattern into the host's buffers and keeps checking it from a work
+ * item, like a controller caching its map; on a return (MR=1) it checks
+ * that the list is the one it had and the pattern survived.
+ *
+ * violations counts breaches of the host's side of the contract:
+ *  - a buffer changed or freed while the controller owns it,
+ *  - enabling while enabled,
+ *  - a return (MR=1) of a different list, or of changed memory,
+ *  - a malformed command (list alignment, HSIZE against the entries,
+ *    HMMAXD, HMMINDS, HMMIN, reserved fields, overlapping buffers).
+ * A correct engine leaves it at 0.  Malformed commands are also answered
+ * with an error status and counted in rejected.
+ *
+ * Stricter than the specification, on purpose: HSIZE above HMPRE is
+ * rejected, so that an engine which over-allocates is caught.
+ *
+ * The mock reads the host's memory through the linear map, translating the
+ * DMA addresses it is given: it needs dma-direct, which its platform
+ * device always has.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/debugfs.h>
+#include <linux/dma-direct.h>
+#include <linux/dma-mapping.h>
+#include <linux/err.h>
+#include <linux/idr.h>
+#include <linux/kernel.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/mutex.h>
+#include <linux/nvme.h>
+#include <linux/platform_device.h>
+#include <linux/slab.h>
+#include <linux/workqueue.h>
+
+#include "internal.h"
+#include "mock.h"
+
+#define MOCK_MAX_CTRLS		16
+#define MOCK_TOUCH_MS		100
+#define MOCK_TOUCH_PAGES	256
+#define MOCK_INVALID_FIELD	(NVME_SC_INVALID_FIELD | NVME_HMB_STATUS_DNR)
+#define MOCK_SEQ_ERROR		(NVME_SC_CMD_SEQ_ERROR | NVME_HMB_STATUS_DNR)
+#define MOCK_NOT_SAVEABLE	(NVME_SC_FEATURE_NOT_SAVEABLE | NVME_HMB_STATUS_DNR)
+
+struct nvme_hmb_mock {
+	struct nvme_hmb_port port;
+	struct platform_device *pdev;
+	struct nvme_hmb_ctrl *hmb;
+	struct dentry *dir;
+	int pdev_id;
+	struct nvme_hmb_id id;
+
+	struct mutex lock;		/* the firmware's: everything below */
+	bool ehm;
+	u32 hsize;
+	u64 hmdla;
+	u32 hmdlec;
+	struct nvme_host_mem_buf_desc *list;	/* copy taken at enable */
+	u64 seed;			/* pattern of the current buffer */
+	u64 cursor;			/* next page the touch work checks */
+	struct delayed_work touch;
+
+	struct nvme_hmb_mock_view stats;
+	unsigned int fail_set_skip;
+	int fail_set_status;
+	int fail_get_status;
+};
+
+static struct dentry *mock_debugfs;
+static DEFINE_IDA(mock_ida);
+static struct nvme_hmb_mock *mock_ctrls[MOCK_MAX_CTRLS];
+
+/* ---------------------------------------------------------------------
+ * Module parameters: what the module-created mocks advertise
+ */
+
+static unsigned int nr_ctrls = 1;
+module_param(nr_ctrls, uint, 0444);
+MODULE_PARM_DESC(nr_ctrls, "Mock controllers to create at load, 0-16 (default 1)");
+
+/* Defaults: a KIOXIA BG5-like drive. */
+static unsigned int hmpre[MOCK_MAX_CTRLS] = { 16384 };
+static unsigned int hmmin[MOCK_MAX_CTRLS] = { 3584 };
+static unsigned int hmminds[MOCK_MAX_CTRLS] = { 1 };
+static unsigned int hmmaxd[MOCK_MAX_CTRLS] = { 1024 };
+static unsigned int nr_hmpre = 1, nr_hmmin = 1, nr_hmminds = 1, nr_hmmaxd = 1;
+module_param_array(hmpre, uint, &nr_hmpre, 0444);
+MODULE_PARM_DESC(hmpre, "HMPRE per mock, 4 KiB units; the last value repeats (default 16384)");
+module_param_array(hmmin, uint, &nr_hmmin, 0444);
+MODULE_PARM_DESC(hmmin, "HMMIN per mock, 4 KiB units (default 3584)");
+module_param_array(hmminds, uint, &nr_hmminds, 0444);
+MODULE_PARM_DESC(hmminds, "HMMINDS per mock, 4 KiB units (default 1)");
+module_param_array(hmmaxd, uint, &nr_hmmaxd, 0444);
+MODULE_PARM_DESC(hmmaxd, "HMMAXD per mock, 0-65535, 0 = no limit (default 1024)");
+
+/* ---------------------------------------------------------------------
+ * The firmware's view of host memory
+ */
+
+/* The kernel address of host memory at @dma, or NULL if it is not RAM. */
+static void *mock_map(struct nvme_hmb_mock *mock, u64 dma)
+{
+	phys_addr_t phys = dma_to_phys(&mock->pdev->dev, dma);
+
+	if (!pfn_valid(PHYS_PFN(phys)))
+		return NULL;
+	return phys_to_virt(phys);
+}
+
+static u64 mock_pattern(u64 seed, u32 desc, u64 page)
+{
+	return (seed * 0x9e3779b97f4a7c15ULL) ^ ((u64)desc << 40) ^ page;
+}
+
+/*
+ * Check (and with @write, first write) the pattern word at the start of
+ * every page of entry @i, or of @nr pages from @first.  Called with the
+ * lock held and the buffer owned by the controller.
+ */
+static void mock_touch_desc(struct nvme_hmb_mock *mock, u32 i, u64 first,
+			    u64 nr, bool write)
+{
+	u64 addr = le64_to_cpu(mock->list[i].addr);
+	u64 pages = le32_to_cpu(mock->list[i].size);
+	struct page *head;
+	u64 p, *word;
+	void *va;
+
+	va = mock_map(mock, addr);
+	if (!va) {
+		mock->stats.violations++;
+		return;
+	}
+	/* A freed buffer has lost its page reference: never touch it. */
+	head = virt_to_page(va);
+	if (!page_count(head)) {
+		mock->stats.violations++;
+		pr_err("%s: entry %u freed while the controller owns it\n",
+		       mock->port.name, i);
+		return;
+	}
+	for (p = first; p < pages && p < first + nr; p++) {
+		word = va + (p << NVME_HMB_PAGE_SHIFT);
+		if (write) {
+			WRITE_ONCE(*word, mock_pattern(mock->seed, i, p));
+			continue;
+		}
+		mock->stats.pages_checked++;
+		if (READ_ONCE(*word) != mock_pattern(mock->seed, i, p)) {
+			mock->stats.violations++;
+			pr_err("%s: entry %u page %llu changed while the controller owns it\n",
+			       mock->port.name, i, p);
+			return;
+		}
+	}
+}
+
+static void mock_touch_all(struct nvme_hmb_mock *mock, bool write)
+{
+	u32 i;
+
+	for (i = 0; i < mock->hmdlec; i++)
+		mock_touch_desc(mock, i, 0, U64_MAX, write);
+}
+
+/* Check the next MOCK_TOUCH_PAGES pages, round robin over the buffer. */
+static void mock_touch_some(struct nvme_hmb_mock *mock)
+{
+	u64 left = MOCK_TOUCH_PAGES, start = 0, pages;
+	u32 i;
+
+	if (mock->cursor >= mock->hsize)
+		mock->cursor = 0;
+	for (i = 0; i < mock->hmdlec && left; i++) {
+		pages = le32_to_cpu(mock->list[i].size);
+		if (mock->cursor < start + pages) {
+			u64 first = mock->cursor - start;
+			u64 nr = min(left, pages - first);
+
+			mock_touch_desc(mock, i, first, nr, false);
+			mock->cursor += nr;
+			left -= nr;
+		}
+		start += pages;
+	}
+}
+
+static void mock_touch_work(struct work_struct *work)
+{
+	struct nvme_hmb_mock *mock = container_of(to_delayed_work(work),
+						  struct nvme_hmb_mock, touch);
+
+	mutex_lock(&mock->lock);
+	if (mock->ehm) {
+		mock_touch_some(mock);
+		schedule_delayed_work(&mock->touch,
+				      msecs_to_jiffies(MOCK_TOUCH_MS));
+	}
+	mutex_unlock(&mock->lock);
+}
+
+/* ---------------------------------------------------------------------
+ * Admin commands
+ */
+
+static int mock_reject(struct nvme_hmb_mock *mock, int status,
+		       const char *why)
+{
+	mock->stats.rejected++;
+	mock->stats.violations++;
+	pr_warn("%s: Set Features rejected: %s\n", mock->port.name, why);
+	return status;
+}
+
+/* Validate the list at @hmdla and copy it; NULL (and a status) if bad. */
+static struct nvme_host_mem_buf_desc *
+mock_read_list(struct nvme_hmb_mock *mock, u32 hsize, u64 hmdla, u32 hmdlec,
+	       const char **why)
+{
+	struct nvme_host_mem_buf_desc *list, *src;
+	u64 sum = 0;
+	u32 i, j;
+
+	src = mock_map(mock, hmdla);
+	if (!src) {
+		*why = "descriptor list not in host memory";
+		return NULL;
+	}
+	list = kmemdup(src, hmdlec * sizeof(*list), GFP_KERNEL);
+	if (!list) {
+		*why = "out of memory";
+		return NULL;
+	}
+	for (i = 0; i < hmdlec; i++) {
+		u64 addr = le64_to_cpu(list[i].addr);
+		u32 size = le32_to_cpu(list[i].size);
+
+		if (addr & (NVME_HMB_PAGE - 1))
+			*why = "buffer address not page aligned";
+		else if (!size)
+			*why = "empty buffer";
+		else if (mock->id.hmminds && size < mock->id.hmminds)
+			*why = "buffer smaller than HMMINDS";
+		else if (list[i].rsvd)
+			*why = "reserved field set";
+		else if (!mock_map(mock, addr))
+			*why = "buffer not in host memory";
+		if (*why)
+			goto bad;
+		for (j = 0; j < i; j++) {
+			u64 a = le64_to_cpu(list[j].addr);
+			u64 b = a + ((u64)le32_to_cpu(list[j].size) <<
+				     NVME_HMB_PAGE_SHIFT);
+
+			if (addr < b &&
+			    a < addr + ((u64)size << NVME_HMB_PAGE_SHIFT)) {
+				*why = "buffers overlap";
+				goto bad;
+			}
+		}
+		sum += size;
+	}
+	if (sum != hsize) {
+		*why = "HSIZE is not the sum of the entries";
+		goto bad;
+	}
+	return list;
+bad:
+	kfree(list);
+	return NULL;
+}
+
+static bool mock_same_buffer(struct nvme_hmb_mock *mock, u32 hsize, u64 hmdla,
+			     u32 hmdlec, const struct nvme_host_mem_buf_desc *l)
+{
+	return mock->list && mock->hsize == hsize && mock->hmdla == hmdla &&
+	       mock->hmdlec == hmdlec &&
+	       !memcmp(mock->list, l, hmdlec * sizeof(*l));
+}
+
+static int mock_enable(struct nvme_hmb_mock *mock,
+		       const struct nvme_hmb_set_cmd *cmd)
+{
+	struct nvme_host_mem_buf_desc *list;
+	bool mr = cmd->cdw11 & NVME_HOST_MEM_RETURN;
+	u64 hmdla = cmd->cdw13 | (u64)cmd->cdw14 << 32;
+	u32 hsize = cmd->cdw12, hmdlec = cmd->cdw15;
+	const char *why = NULL;
+	u64 before;
+
+	if (mock->ehm)
+		return mock_reject(mock, MOCK_SEQ_ERROR, "enable while enabled");
+	if (hmdla & 0xf)
+		return mock_reject(mock, MOCK_INVALID_FIELD,
+				   "list address not 16-byte aligned");
+	if (!hmdlec || (mock->id.hmmaxd && hmdlec > mock->id.hmmaxd))
+		return mock_reject(mock, MOCK_INVALID_FIELD,
+				   "entry count 0 or above HMMAXD");
+	if (hsize < mock->id.hmmin)
+		return mock_reject(mock, MOCK_INVALID_FIELD, "HSIZE below HMMIN");
+	if (hsize > mock->id.hmpre)
+		return mock_reject(mock, MOCK_INVALID_FIELD, "HSIZE above HMPRE");
+
+	if (mr && (!mock->list || mock->hsize != hsize ||
+		   mock->hmdla != hmdla || mock->hmdlec != hmdlec))
+		return mock_reject(mock, MOCK_INVALID_FIELD,
+				   "returned (MR) a different buffer");
+
+	list = mock_read_list(mock, hsize, hmdla, hmdlec, &why);
+	if (!list)
+		return mock_reject(mock, MOCK_INVALID_FIELD, why);
+
+	if (mr) {
+		if (!mock_same_buffer(mock, hsize, hmdla, hmdlec, list)) {
+			kfree(list);
+			return mock_reject(mock, MOCK_INVALID_FIELD,
+					   "returned (MR) a different buffer");
+		}
+		kfree(list);
+		before = mock->stats.violations;
+		mock_touch_all(mock, false);
+		if (mock->stats.violations != before)
+			pr_err("%s: returned (MR) buffer was modified\n",
+			       mock->port.name);
+		mock->stats.mr_returns++;
+	} else {
+		kfree(mock->list);
+		mock->list = list;
+		mock->hsize = hsize;
+		mock->hmdla = hmdla;
+		mock->hmdlec = hmdlec;
+		mock->seed++;
+		mock_touch_all(mock, true);
+	}
+	mock->ehm = true;
+	mock->cursor = 0;
+	schedule_delayed_work(&mock->touch, msecs_to_jiffies(MOCK_TOUCH_MS));
+	return 0;
+}
+
+/* Stop using the buffer: check it one last time, then never touch it. */
+static void mock_disable_locked(struct nvme_hmb_mock *mock)
+{
+	if (!mock->ehm)
+		return;
+	mock_touch_all(mock, false);
+	mock->ehm = false;
+}
+
+static int mock_execute_locked(struct nvme_hmb_mock *mock,
+			       const struct nvme_hmb_set_cmd *cmd);
+
+static int mock_set_features_locked(struct nvme_hmb_mock *mock,
+				    const struct nvme_hmb_set_cmd *cmd)
+{
+	int status;
+
+	mock->stats.set_cmds++;
+	if (mock->fail_set_status) {
+		if (!mock->fail_set_skip) {
+			status = mock->fail_set_status;
+			mock->fail_set_status = 0;
+			if (status > 0) {
+				/* Completed with an error: not executed. */
+				mock->stats.rejected++;
+				return status;
+			}
+			/* Executed, but the completion was lost. */
+			mock_execute_locked(mock, cmd);
+			return status;
+		}
+		mock->fail_set_skip--;
+	}
+	return mock_execute_locked(mock, cmd);
+}
+
+static int mock_execute_locked(struct nvme_hmb_mock *mock,
+			       const struct nvme_hmb_set_cmd *cmd)
+{
+	if (cmd->cdw10 & BIT(31))
+		return mock_reject(mock, MOCK_NOT_SAVEABLE, "save (SV) requested");
+	if ((cmd->cdw10 & 0xff) != NVME_FEAT_HOST_MEM_BUF)
+		return mock_reject(mock, MOCK_INVALID_FIELD, "not FID 0Dh");
+	if (cmd->cdw11 & NVME_HOST_MEM_ENABLE)
+		return mock_enable(mock, cmd);
+	mock_disable_locked(mock);
+	return 0;
+}
+
+static struct nvme_hmb_mock *to_mock(struct nvme_hmb_port *port)
+{
+	return container_of(port, struct nvme_hmb_mock, port);
+}
+
+static int mock_identify(struct nvme_hmb_port *port, struct nvme_hmb_id *id)
+{
+	*id = to_mock(port)->id;
+	return 0;
+}
+
+static int mock_set_features(struct nvme_hmb_port *port,
+			     const struct nvme_hmb_set_cmd *cmd)
+{
+	struct nvme_hmb_mock *mock = to_mock(port);
+	int status;
+
+	mutex_lock(&mock->lock);
+	status = mock_set_features_locked(mock, cmd);
+	mutex_unlock(&mock->lock);
+	if (!(cmd->cdw11 & NVME_HOST_MEM_ENABLE))
+		cancel_delayed_work_sync(&mock->touch);
+	return status;
+}
+
+static int mock_get_features(struct nvme_hmb_port *port, void *data, u32 *cdw0)
+{
+	struct nvme_hmb_mock *mock = to_mock(port);
+	__le32 *attrs = data;
+	int status = 0;
+
+	mutex_lock(&mock->lock);
+	mock->stats.get_cmds++;
+	if (mock->fail_get_status) {
+		status = mock->fail_get_status;
+		mock->fail_get_status = 0;
+		goto out;
+	}
+	memset(data, 0, NVME_HMB_ATTR_LEN);
+	attrs[0] = cpu_to_le32(mock->ehm ? mock->hsize : 0);
+	attrs[1] = cpu_to_le32(mock->ehm ? lower_32_bits(mock->hmdla) : 0);
+	attrs[2] = cpu_to_le32(mock->ehm ? upper_32_bits(mock->hmdla) : 0);
+	attrs[3] = cpu_to_le32(mock->ehm ? mock->hmdlec : 0);
+	*cdw0 = mock->ehm ? NVME_HOST_MEM_ENABLE : 0;
+out:
+	mutex_unlock(&mock->lock);
+	return status;
+}
+
+static const struct nvme_hmb_port_ops mock_port_ops = {
+	.identify	= mock_identify,
+	.set_features	= mock_set_features,
+	.get_features	= mock_get_features,
+};
+
+/* ---------------------------------------------------------------------
+ * Test interface (KUnit and debugfs)
+ */
+
+/**
+ * nvme_hmb_mock_view() - what the mock controller sees
+ * @mock: the mock
+ * @view: filled in
+ */
+void nvme_hmb_mock_view(struct nvme_hmb_mock *mock,
+			struct nvme_hmb_mock_view *view)
+{
+	mutex_lock(&mock->lock);
+	*view = mock->stats;
+	view->ehm = mock->ehm;
+	view->hsize = mock->ehm ? mock->hsize : 0;
+	view->hmdla = mock->ehm ? mock->hmdla : 0;
+	view->hmdlec = mock->ehm ? mock->hmdlec : 0;
+	mutex_unlock(&mock->lock);
+}
+EXPORT_SYMBOL_NS_GPL(nvme_hmb_mock_view, NVME_HMB_NS);
+
+/**
+ * nvme_hmb_mock_check() - verify the whole pattern now
+ * @mock: the mock; does nothing unless its HMB is enabled
+ */
+void nvme_hmb_mock_check(struct nvme_hmb_mock *mock)
+{
+	mutex_lock(&mock->lock);
+	if (mock->ehm)
+		mock_touch_all(mock, false);
+	mutex_unlock(&mock->lock);
+}
+EXPORT_SYMBOL_NS_GPL(nvme_hmb_mock_check, NVME_HMB_NS);
+
+/**
+ * nvme_hmb_mock_fail_set() - fail a coming Set Features
+ * @mock: the mock
+ * @skip: Set Features commands to let through first
+ * @status: NVMe status (> 0) or negative errno to answer with; 0 cancels
+ */
+void nvme_hmb_mock_fail_set(struct nvme_hmb_mock *mock, unsigned int skip,
+			    int status)
+{
+	mutex_lock(&mock->lock);
+	mock->fail_set_skip = skip;
+	mock->fail_set_status = status;
+	mutex_unlock(&mock->lock);
+}
+EXPORT_SYMBOL_NS_GPL(nvme_hmb_mock_fail_set, NVME_HMB_NS);
+
+/**
+ * nvme_hmb_mock_fail_get() - fail the next Get Features
+ * @mock: the mock
+ * @status: NVMe status (> 0) or negative errno; 0 cancels
+ */
+void nvme_hmb_mock_fail_get(struct nvme_hmb_mock *mock, int status)
+{
+	mutex_lock(&mock->lock);
+	mock->fail_get_status = status;
+	mutex_unlock(&mock->lock);
+}
+EXPORT_SYMBOL_NS_GPL(nvme_hmb_mock_fail_get, NVME_HMB_NS);
+
+/**
+ * nvme_hmb_mock_raw_set() - send a Set Features as the host would
+ * @mock: the mock
+ * @cmd: the command, possibly malformed
+ *
+ * Return: the status the mock answers with.
+ */
+int nvme_hmb_mock_raw_set(struct nvme_hmb_mock *mock,
+			  const struct nvme_hmb_set_cmd *cmd)
+{
+	return mock_set_features(&mock->port, cmd);
+}
+EXPORT_SYMBOL_NS_GPL(nvme_hmb_mock_raw_set, NVME_HMB_NS);
+
+/**
+ * nvme_hmb_mock_reset() - a Controller Level Reset
+ * @mock: the mock
+ *
+ * The controller stops using the HMB (EHM=0) and remembers the buffer it
+ * had, then tells the engine, which returns it.
+ */
+void nvme_hmb_mock_reset(struct nvme_hmb_mock *mock)
+{
+	mutex_lock(&mock->lock);
+	mock->ehm = false;
+	mutex_unlock(&mock->lock);
+	cancel_delayed_work_sync(&mock->touch);
+	nvme_hmb_report_reset(mock->hmb);
+}
+EXPORT_SYMBOL_NS_GPL(nvme_hmb_mock_reset, NVME_HMB_NS);
+
+struct nvme_hmb_ctrl *nvme_hmb_mock_ctrl(struct nvme_hmb_mock *mock)
+{
+	return mock->hmb;
+}
+EXPORT_SYMBOL_NS_GPL(nvme_hmb_mock_ctrl, NVME_HMB_NS);
+
+/* debugfs: nvme_hmb_mock/<name>/ */
+
+#define MOCK_VIEW_ATTR(field)						\
+static int mock_##field##_get(void *data, u64 *val)			\
+{									\
+	struct nvme_hmb_mock_view v;					\
+									\
+	nvme_hmb_mock_view(data, &v);					\
+	*val = v.field;							\
+	return 0;							\
+}									\
+DEFINE_DEBUGFS_ATTRIBUTE(mock_##field##_fops, mock_##field##_get, NULL, \
+			 "%llu\n")
+
+MOCK_VIEW_ATTR(ehm);
+MOCK_VIEW_ATTR(hsize);
+MOCK_VIEW_ATTR(hmdlec);
+MOCK_VIEW_ATTR(set_cmds);
+MOCK_VIEW_ATTR(get_cmds);
+MOCK_VIEW_ATTR(rejected);
+MOCK_VIEW_ATTR(mr_returns);
+MOCK_VIEW_ATTR(violations);
+MOCK_VIEW_ATTR(pages_checked);
+
+static int mock_fail_set_get(void *data, u64 *val)
+{
+	struct nvme_hmb_mock *mock = data;
+
+	*val = (u64)(s64)READ_ONCE(mock->fail_set_status);
+	return 0;
+}
+
+static int mock_fail_set_set(void *data, u64 val)
+{
+	if ((s64)val < -MAX_ERRNO || (s64)val > 0xffff)
+		return -ERANGE;
+	nvme_hmb_mock_fail_set(data, 0, (int)(s64)val);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(mock_fail_set_fops, mock_fail_set_get,
+			 mock_fail_set_set, "%lld\n");
+
+static int mock_fail_get_get(void *data, u64 *val)
+{
+	struct nvme_hmb_mock *mock = data;
+
+	*val = (u64)(s64)READ_ONCE(mock->fail_get_status);
+	return 0;
+}
+
+static int mock_fail_get_set(void *data, u64 val)
+{
+	if ((s64)val < -MAX_ERRNO || (s64)val > 0xffff)
+		return -ERANGE;
+	nvme_hmb_mock_fail_get(data, (int)(s64)val);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(mock_fail_get_fops, mock_fail_get_get,
+			 mock_fail_get_set, "%lld\n");
+
+static int mock_reset_set(void *data, u64 val)
+{
+	if (val != 1)
+		return -EINVAL;
+	nvme_hmb_mock_reset(data);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(mock_reset_fops, NULL, mock_reset_set, "%llu\n");
+
+static int mock_check_set(void *data, u64 val)
+{
+	if (val != 1)
+		return -EINVAL;
+	nvme_hmb_mock_check(data);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(mock_check_fops, NULL, mock_check_set, "%llu\n");
+
+static void mock_debugfs_add(struct nvme_hmb_mock *mock)
+{
+	struct dentry *d;
+
+	d = debugfs_create_dir(mock->port.name, mock_debugfs);
+	mock->dir = d;
+	debugfs_create_file_unsafe("ehm", 0400, d, mock, &mock_ehm_fops);
+	debugfs_create_file_unsafe("hsize", 0400, d, mock, &mock_hsize_fops);
+	debugfs_create_file_unsafe("hmdlec", 0400, d, mock, &mock_hmdlec_fops);
+	debugfs_create_file_unsafe("set_cmds", 0400, d, mock,
+				   &mock_set_cmds_fops);
+	debugfs_create_file_unsafe("get_cmds", 0400, d, mock,
+				   &mock_get_cmds_fops);
+	debugfs_create_file_unsafe("rejected", 0400, d, mock,
+				   &mock_rejected_fops);
+	debugfs_create_file_unsafe("mr_returns", 0400, d, mock,
+				   &mock_mr_returns_fops);
+	debugfs_create_file_unsafe("violations", 0400, d, mock,
+				   &mock_violations_fops);
+	debugfs_create_file_unsafe("pages_checked", 0400, d, mock,
+				   &mock_pages_checked_fops);
+	debugfs_create_file_unsafe("fail_next_set", 0600, d, mock,
+				   &mock_fail_set_fops);
+	debugfs_create_file_unsafe("fail_next_get", 0600, d, mock,
+				   &mock_fail_get_fops);
+	debugfs_create_file_unsafe("reset", 0200, d, mock, &mock_reset_fops);
+	debugfs_create_file_unsafe("check", 0200, d, mock, &mock_check_fops);
+}
+
+/* ---------------------------------------------------------------------
+ * Creation and removal
+ */
+
+/**
+ * nvme_hmb_mock_create() - create a mock controller and attach it
+ * @name: its name, "mock0" style
+ * @id: what it advertises in Identify Controller
+ *
+ * The HMB is not set up: call nvme_hmb_start() on nvme_hmb_mock_ctrl().
+ *
+ * Return: the mock or an ERR_PTR().
+ */
+struct nvme_hmb_mock *nvme_hmb_mock_create(const char *name,
+					   const struct nvme_hmb_id *id)
+{
+	struct platform_device_info info = {
+		.name		= "nvme_hmb_mock",
+		.dma_mask	= DMA_BIT_MASK(64),
+	};
+	struct nvme_hmb_mock *mock;
+	int ret;
+
+	mock = kzalloc(sizeof(*mock), GFP_KERNEL);
+	if (!mock)
+		return ERR_PTR(-ENOMEM);
+	mutex_init(&mock->lock);
+	INIT_DELAYED_WORK(&mock->touch, mock_touch_work);
+	mock->id = *id;
+	strscpy(mock->port.name, name, sizeof(mock->port.name));
+
+	ret = ida_alloc(&mock_ida, GFP_KERNEL);
+	if (ret < 0)
+		goto err_free;
+	mock->pdev_id = ret;
+	info.id = ret;
+	mock->pdev = platform_device_register_full(&info);
+	if (IS_ERR(mock->pdev)) {
+		ret = PTR_ERR(mock->pdev);
+		goto err_ida;
+	}
+
+	mock->port.dev = &mock->pdev->dev;
+	mock->port.dma_dev = &mock->pdev->dev;
+	mock->port.ops = &mock_port_ops;
+	mock->hmb = nvme_hmb_attach(&mock->port);
+	if (IS_ERR(mock->hmb)) {
+		ret = PTR_ERR(mock->hmb);
+		goto err_pdev;
+	}
+	mock_debugfs_add(mock);
+	dev_info(&mock->pdev->dev, "%s: mock controller, HMPRE %u HMMIN %u HMMINDS %u HMMAXD %u\n",
+		 name, id->hmpre, id->hmmin, id->hmminds, id->hmmaxd);
+	return mock;
+
+err_pdev:
+	platform_device_unregister(mock->pdev);
+err_ida:
+	ida_free(&mock_ida, mock->pdev_id);
+err_free:
+	kfree(mock);
+	return ERR_PTR(ret);
+}
+EXPORT_SYMBOL_NS_GPL(nvme_hmb_mock_create, NVME_HMB_NS);
+
+/**
+ * nvme_hmb_mock_destroy() - detach and remove a mock controller
+ * @mock: the mock; may be NULL or an ERR_PTR()
+ */
+void nvme_hmb_mock_destroy(struct nvme_hmb_mock *mock)
+{
+	if (IS_ERR_OR_NULL(mock))
+		return;
+	debugfs_remove_recursive(mock->dir);
+	nvme_hmb_detach(mock->hmb);
+	mutex_lock(&mock->lock);
+	if (mock->ehm) {
+		/* The engine leaked the buffer to us: the contract held. */
+		mock->ehm = false;
+	}
+	mutex_unlock(&mock->lock);
+	cancel_delayed_work_sync(&mock->touch);
+	platform_device_unregister(mock->pdev);
+	ida_free(&mock_ida, mock->pdev_id);
+	kfree(mock->list);
+	kfree(mock);
+}
+EXPORT_SYMBOL_NS_GPL(nvme_hmb_mock_destroy, NVME_HMB_NS);
+
+static unsigned int mock_param(const unsigned int *vals, unsigned int nr,
+			       unsigned int i)
+{
+	return vals[min(i, nr ? nr - 1 : 0)];
+}
+
+static void mock_destroy_all(void)
+{
+	int i;
+
+	for (i = MOCK_MAX_CTRLS - 1; i >= 0; i--) {
+		nvme_hmb_mock_destroy(mock_ctrls[i]);
+		mock_ctrls[i] = NULL;
+	}
+}
+
+static int __init mock_init(void)
+{
+	struct nvme_hmb_id id;
+	char name[16];
+	unsigned int i;
+
+	if (nr_ctrls > MOCK_MAX_CTRLS)
+		return -ERANGE;
+	for (i = 0; i < nr_ctrls; i++) {
+		if (mock_param(hmmaxd, nr_hmmaxd, i) > U16_MAX)
+			return -ERANGE;
+	}
+
+	mock_debugfs = debugfs_create_dir("nvme_hmb_mock", NULL);
+	for (i = 0; i < nr_ctrls; i++) {
+		id.hmpre = mock_param(hmpre, nr_hmpre, i);
+		id.hmmin = mock_param(hmmin, nr_hmmin, i);
+		id.hmminds = mock_param(hmminds, nr_hmminds, i);
+		id.hmmaxd = mock_param(hmmaxd, nr_hmmaxd, i);
+		snprintf(name, sizeof(name), "mock%u", i);
+		mock_ctrls[i] = nvme_hmb_mock_create(name, &id);
+		if (IS_ERR(mock_ctrls[i])) {
+			int ret = PTR_ERR(mock_ctrls[i]);
+
+			mock_ctrls[i] = NULL;
+			mock_destroy_all();
+			debugfs_remove_recursive(mock_debugfs);
+			return ret;
+		}
+		nvme_hmb_start(mock_ctrls[i]->hmb);
+	}
+	return 0;
+}
+
+static void __exit mock_exit(void)
+{
+	mock_destroy_all();
+	debugfs_remove_recursive(mock_debugfs);
+}
+
+module_init(mock_init);
+module_exit(mock_exit);
+
+MODULE_DESCRIPTION("Mock NVMe controllers for the nvme-hmb engine");
+MODULE_AUTHOR("nvme-hmb developers");
+MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(NVME_HMB_NS);

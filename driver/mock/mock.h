@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * nvme-hmb mock controllers: the interface the KUnit suites drive them by.
+ */
+#ifndef _NVME_HMB_MOCK_H
+#define _NVME_HMB_MOCK_H
+
+#include <linux/types.h>
+
+#include "nvme_hmb.h"
+
+struct nvme_hmb_ctrl;
+struct nvme_hmb_mock;
+
+/* What the mock controller holds and has seen, as it sees it. */
+struct nvme_hmb_mock_view {
+	bool ehm;		/* host memory enabled */
+	u32 hsize;		/* memory page units, of the current or last buffer */
+	u64 hmdla;		/* descriptor list address */
+	u32 hmdlec;		/* descriptor entries */
+	u64 set_cmds;		/* Set Features 0Dh received */
+	u64 get_cmds;		/* Get Features 0Dh received */
+	u64 rejected;		/* commands answered with an error status */
+	u64 mr_returns;		/* accepted MR=1 enables */
+	u64 violations;		/* host contract breaches, see mock.c */
+	u64 pages_checked;	/* pattern words verified */
+};
+
+struct nvme_hmb_mock *nvme_hmb_mock_create(const char *name,
+					   const struct nvme_hmb_id *id);
+void nvme_hmb_mock_destroy(struct nvme_hmb_mock *mock);
+struct nvme_hmb_ctrl *nvme_hmb_mock_ctrl(struct nvme_hmb_mock *mock);
+void nvme_hmb_mock_view(struct nvme_hmb_mock *mock,
+			struct nvme_hmb_mock_view *view);
+void nvme_hmb_mock_fail_set(struct nvme_hmb_mock *mock, unsigned int skip,
+			    int status);
+void nvme_hmb_mock_fail_get(struct nvme_hmb_mock *mock, int status);
+void nvme_hmb_mock_reset(struct nvme_hmb_mock *mock);
+void nvme_hmb_mock_check(struct nvme_hmb_mock *mock);
+int nvme_hmb_mock_raw_set(struct nvme_hmb_mock *mock,
+			  const struct nvme_hmb_set_cmd *cmd);
+
+#endif /* _NVME_HMB_MOCK_H */

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * nvme-hmb: the backend interface.
+ *
+ * The engine (nvme_hmb.ko) owns the Host Memory Buffer of NVMe controllers
+ * but knows nothing of where a controller comes from.  A backend (real
+ * controllers through nvme-core, or the mock) embeds a struct nvme_hmb_port
+ * per controller, fills in a name, the devices to use, and the ops that
+ * reach the controller, and attaches it to the engine.
+ *
+ * Ops return 0 on success, a positive NVMe status (the Linux convention of
+ * nvme_submit_sync_cmd(): SC in bits 7:0, SCT in bits 10:8, CRD, MORE and
+ * DNR above) when the controller completed the command with an error, or a
+ * negative errno when the command did not complete (timeout, transport
+ * error, controller gone).  A negative errno from set_features means the
+ * engine cannot know whether the controller executed the command.
+ *
+ * Ops may sleep.  The engine calls them with its per-controller mutex held
+ * and never from atomic or reclaim context.
+ */
+#ifndef _NVME_HMB_H
+#define _NVME_HMB_H
+
+#include <linux/types.h>
+
+struct device;
+struct nvme_hmb_ctrl;
+struct nvme_hmb_port;
+
+/* The Host Memory Buffer fields of Identify Controller, raw. */
+struct nvme_hmb_id {
+	u32 hmpre;	/* preferred size, 4 KiB units */
+	u32 hmmin;	/* minimum size, 4 KiB units */
+	u32 hmminds;	/* minimum descriptor buffer size, 4 KiB units */
+	u16 hmmaxd;	/* maximum descriptor entries, 0 = no limit */
+};
+
+/* Command dwords 10 to 15 of Set Features 0Dh (Host Memory Buffer). */
+struct nvme_hmb_set_cmd {
+	u32 cdw10;	/* FID 0Dh, SV clear */
+	u32 cdw11;	/* bit 0 EHM, bit 1 MR */
+	u32 cdw12;	/* HSIZE, memory page units */
+	u32 cdw13;	/* HMDLLA, list address bits 31:4 */
+	u32 cdw14;	/* HMDLUA, list address bits 63:32 */
+	u32 cdw15;	/* HMDLEC, number of list entries */
+};
+
+/* Length of the Get Features 0Dh data buffer (Host Memory Buffer Attributes). */
+#define NVME_HMB_ATTR_LEN	4096
+
+struct nvme_hmb_port_ops {
+	/* Fill @id from Identify Controller. */
+	int (*identify)(struct nvme_hmb_port *port, struct nvme_hmb_id *id);
+	/* Issue Set Features 0Dh with the given command dwords. */
+	int (*set_features)(struct nvme_hmb_port *port,
+			    const struct nvme_hmb_set_cmd *cmd);
+	/*
+	 * Issue Get Features 0Dh (current value): copy the returned Host
+	 * Memory Buffer Attributes into @data (NVME_HMB_ATTR_LEN bytes) and
+	 * completion dword 0 into @cdw0.
+	 */
+	int (*get_features)(struct nvme_hmb_port *port, void *data, u32 *cdw0);
+};
+
+/**
+ * struct nvme_hmb_port - one controller as a backend presents it
+ * @name: short name, unique among attached controllers ("nvme0", "mock1")
+ * @dev: device that messages are printed on
+ * @dma_dev: device used for DMA allocations (the PCI function)
+ * @ops: how to reach the controller
+ *
+ * The backend embeds this in its own per-controller structure (and finds
+ * that with container_of() in its ops).  It must stay valid until
+ * nvme_hmb_detach() has returned.
+ */
+struct nvme_hmb_port {
+	char name[16];
+	struct device *dev;
+	struct device *dma_dev;
+	const struct nvme_hmb_port_ops *ops;
+};
+
+struct nvme_hmb_ctrl *nvme_hmb_attach(struct nvme_hmb_port *port);
+void nvme_hmb_detach(struct nvme_hmb_ctrl *ctrl);
+int nvme_hmb_start(struct nvme_hmb_ctrl *ctrl);
+void nvme_hmb_report_reset(struct nvme_hmb_ctrl *ctrl);
+void nvme_hmb_report_gone(struct nvme_hmb_ctrl *ctrl);
+
+#endif /* _NVME_HMB_H */

@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nvme-hmb: what the controller asks for, what the host allows, and why
+ * the result is what it is.  Pure functions over plain values.
+ *
+ * Sizes are bytes in u64 throughout: HMPRE = 0xffffffff is 16 TiB, which a
+ * u32 of bytes or a 32-bit size_t cannot hold.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kernel.h>
+#include <linux/log2.h>
+#include <linux/math64.h>
+#include <linux/minmax.h>
+#include <linux/module.h>
+
+#include "internal.h"
+
+static const char * const nvme_hmb_reason_strs[NVME_HMB_R_NR] = {
+	[NVME_HMB_R_NONE]		= "not set up",
+	[NVME_HMB_R_GRANTED]		= "granted",
+	[NVME_HMB_R_LIMITED]		= "limited by limit_mib",
+	[NVME_HMB_R_HMMAXD]		= "limited by HMMAXD",
+	[NVME_HMB_R_SHORT]		= "allocation fell short, above HMMIN",
+	[NVME_HMB_R_NOT_ASKED]		= "controller does not ask for HMB (HMPRE 0)",
+	[NVME_HMB_R_OFF_BY_USER]	= "turned off (limit_mib 0)",
+	[NVME_HMB_R_HMMIN_ABOVE_LIMIT]	= "HMMIN above limit_mib",
+	[NVME_HMB_R_HMMINDS_TOO_LARGE]	= "HMMINDS above the largest buffer the host can give",
+	[NVME_HMB_R_HMMAXD_TOO_SMALL]	= "HMMAXD buffers cannot reach HMMIN",
+	[NVME_HMB_R_ALLOC_BELOW_MIN]	= "allocation failed below HMMIN",
+	[NVME_HMB_R_SET_FAILED]		= "controller rejected Set Features",
+	[NVME_HMB_R_DISABLE_FAILED]	= "disable failed, memory kept for the controller",
+	[NVME_HMB_R_IDENTIFY_FAILED]	= "Identify Controller failed",
+	[NVME_HMB_R_GONE]		= "controller removed",
+};
+
+/**
+ * nvme_hmb_reason_str() - the one-line explanation of a reason
+ * @reason: the reason
+ *
+ * Return: a constant string.
+ */
+const char *nvme_hmb_reason_str(enum nvme_hmb_reason reason)
+{
+	if (reason >= NVME_HMB_R_NR || !nvme_hmb_reason_strs[reason])
+		return "unknown";
+	return nvme_hmb_reason_strs[reason];
+}
+EXPORT_SYMBOL_NS_GPL(nvme_hmb_reason_str, NVME_HMB_NS);
+
+/**
+ * nvme_hmb_caps_from_id() - sanitise the Identify fields
+ * @id: raw Identify fields
+ * @caps: what the controller asks for, in bytes
+ *
+ * Rules, each a deliberate answer to a malformed or unusual Identify:
+ *  - HMPRE 0: the controller does not ask for HMB (pref 0).
+ *  - HMMIN 0: no minimum; one memory page is the least worth enabling.
+ *  - HMMIN above HMPRE (inconsistent): the controller cannot use less than
+ *    HMMIN, so HMMIN is taken as the preferred size too; flagged.
+ *  - HMMINDS 0: no minimum buffer size, one memory page.
+ *  - absurd values (HMPRE 0xffffffff is 16 TiB) are not errors here: the
+ *    host limit and the allocator bound what is granted.
+ */
+void nvme_hmb_caps_from_id(const struct nvme_hmb_id *id,
+			   struct nvme_hmb_caps *caps)
+{
+	memset(caps, 0, sizeof(*caps));
+	if (!id->hmpre)
+		return;
+	caps->pref = (u64)id->hmpre << NVME_HMB_PAGE_SHIFT;
+	caps->min = id->hmmin ? (u64)id->hmmin << NVME_HMB_PAGE_SHIFT :
+				NVME_HMB_PAGE;
+	caps->min_chunk = id->hmminds ?
+			  (u64)id->hmminds << NVME_HMB_PAGE_SHIFT :
+			  NVME_HMB_PAGE;
+	caps->max_descs = id->hmmaxd;
+	if (caps->min > caps->pref) {
+		caps->min_above_pref = true;
+		caps->pref = caps->min;
+	}
+}
+EXPORT_SYMBOL_NS_GPL(nvme_hmb_caps_from_id, NVME_HMB_NS);
+
+/**
+ * nvme_hmb_chunk_round() - the chunk size to allocate for @size
+ * @host: host constraints
+ * @size: wanted size in bytes, at least one granule
+ *
+ * Chunks are whole granules.  Up to the page allocator's largest block
+ * they are also powers of two: the page allocator rounds an allocation up
+ * to a power of two of pages, so any other size wastes the difference.
+ *
+ * Return: the largest chunk size not above @size; 0 when @size is below
+ * one granule.
+ */
+u64 nvme_hmb_chunk_round(const struct nvme_hmb_host *host, u64 size)
+{
+	u64 granules = div64_u64(size, host->granule);
+
+	if (!granules)
+		return 0;
+	if (size <= host->buddy_chunk)
+		return host->granule * rounddown_pow_of_two(granules);
+	return granules * host->granule;
+}
+EXPORT_SYMBOL_NS_GPL(nvme_hmb_chunk_round, NVME_HMB_NS);
+
+/* The smallest chunk size that is at least @size. */
+static u64 nvme_hmb_chunk_round_up(const struct nvme_hmb_host *host, u64 size)
+{
+	u64 granules = div64_u64(size + host->granule - 1, host->granule);
+
+	if (granules * host->granule <= host->buddy_chunk)
+		return host->granule * roundup_pow_of_two(granules);
+	return granules * host->granule;
+}
+
+/**
+ * nvme_hmb_negotiate() - plan an HMB for a controller under host limits
+ * @caps: what the controller asks for
+ * @host: what the host allows
+ * @plan: the plan, valid when the return value is NVME_HMB_R_GRANTED,
+ *	  NVME_HMB_R_LIMITED or NVME_HMB_R_HMMAXD
+ *
+ * The target is min(HMPRE, limit) rounded down to the granule; the HMB is
+ * worth enabling only from HMMIN up.  The first chunk size is the page
+ * allocator's largest block (or the target, if smaller) unless HMMAXD
+ * entries of that size cannot cover the target: then it is the smallest
+ * size that can, up to host->max_chunk.  Whether HMMAXD did limit the size
+ * is known after the allocation: nvme_hmb_outcome() says so.
+ *
+ * Return: NVME_HMB_R_GRANTED or NVME_HMB_R_LIMITED with a plan, or why
+ * there is none.
+ */
+enum nvme_hmb_reason nvme_hmb_negotiate(const struct nvme_hmb_caps *caps,
+					const struct nvme_hmb_host *host,
+					struct nvme_hmb_plan *plan)
+{
+	u64 g = host->granule;
+	u64 largest, need, first, reach;
+
+	memset(plan, 0, sizeof(*plan));
+	if (!caps->pref)
+		return NVME_HMB_R_NOT_ASKED;
+	if (!host->limit)
+		return NVME_HMB_R_OFF_BY_USER;
+
+	plan->min = round_up(caps->min, g);
+	if (plan->min > host->limit)
+		return NVME_HMB_R_HMMIN_ABOVE_LIMIT;
+
+	plan->target = round_down(min(caps->pref, host->limit), g);
+	/* A preferred size that is not whole granules still gets HMMIN. */
+	plan->target = max(plan->target, plan->min);
+	plan->limit_reason = plan->target < caps->pref ? NVME_HMB_R_LIMITED :
+							 NVME_HMB_R_GRANTED;
+
+	plan->max_descs = host->max_descs;
+	if (caps->max_descs && caps->max_descs < plan->max_descs)
+		plan->max_descs = caps->max_descs;
+
+	plan->min_chunk = nvme_hmb_chunk_round_up(host, max(caps->min_chunk, g));
+	largest = host->contig ? plan->target : min(host->max_chunk,
+						    plan->target);
+	if (plan->min_chunk > largest)
+		return NVME_HMB_R_HMMINDS_TOO_LARGE;
+
+	/* Start from the allocator's sweet spot ... */
+	first = nvme_hmb_chunk_round(host, min(host->buddy_chunk, plan->target));
+	/* ... unless the entries allowed cannot cover the target with it. */
+	need = nvme_hmb_chunk_round_up(host,
+				       div64_u64(plan->target + plan->max_descs - 1,
+						 plan->max_descs));
+	if (need > first)
+		first = min(need, nvme_hmb_chunk_round(host, largest));
+	plan->first_chunk = max(first, plan->min_chunk);
+
+	/* Even the largest chunks in every entry must reach HMMIN. */
+	reach = host->contig ? plan->target :
+		(u64)plan->max_descs * nvme_hmb_chunk_round(host, largest);
+	if (reach < plan->min)
+		return NVME_HMB_R_HMMAXD_TOO_SMALL;
+
+	return plan->limit_reason;
+}
+EXPORT_SYMBOL_NS_GPL(nvme_hmb_negotiate, NVME_HMB_NS);
+
+/**
+ * nvme_hmb_outcome() - the reason for what an allocation achieved
+ * @caps: what the controller asks for
+ * @plan: the plan the allocation worked to
+ * @got: bytes allocated
+ * @nr_descs: entries used
+ *
+ * Return: NVME_HMB_R_ALLOC_BELOW_MIN when @got is not worth enabling,
+ * otherwise the reason to report for an HMB of @got bytes.
+ */
+enum nvme_hmb_reason nvme_hmb_outcome(const struct nvme_hmb_caps *caps,
+				      const struct nvme_hmb_plan *plan,
+				      u64 got, u32 nr_descs)
+{
+	if (got < plan->min)
+		return NVME_HMB_R_ALLOC_BELOW_MIN;
+	if (got >= caps->pref)
+		return NVME_HMB_R_GRANTED;
+	if (got >= plan->target)
+		return plan->limit_reason;
+	if (nr_descs >= plan->max_descs && plan->max_descs < NVME_HMB_MAX_DESCS)
+		return NVME_HMB_R_HMMAXD;
+	return NVME_HMB_R_SHORT;
+}
+EXPORT_SYMBOL_NS_GPL(nvme_hmb_outcome, NVME_HMB_NS);

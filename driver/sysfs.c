@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nvme-hmb: /sys/kernel/nvme_hmb/<name>/, one directory per controller.
+ * This file only translates between text and the engine's calls.
+ *
+ * Reads take no lock: each value is a snapshot and may be one update old.
+ * Writes go through nvme_hmb_set_limit(), which waits for the command in
+ * flight (bounded by the backend's admin timeout) and returns -EBUSY while
+ * the HMB is suspended or failed.  The directory is removed before the
+ * controller is freed; a file held open after that returns -ENODEV.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kernel.h>
+#include <linux/kobject.h>
+#include <linux/slab.h>
+#include <linux/sysfs.h>
+
+#include "internal.h"
+
+static struct kobject *nvme_hmb_root;
+
+#define to_ctrl(k)	container_of(k, struct nvme_hmb_ctrl, kobj)
+
+#define NVME_HMB_ID_ATTR(field, expr)					\
+static ssize_t field##_show(struct kobject *kobj,			\
+			    struct kobj_attribute *attr, char *buf)	\
+{									\
+	const struct nvme_hmb_id *id = &to_ctrl(kobj)->id;		\
+									\
+	return sysfs_emit(buf, "%llu\n", (u64)(expr));			\
+}									\
+static struct kobj_attribute field##_attr = __ATTR_RO(field)
+
+NVME_HMB_ID_ATTR(hmpre_kib, (u64)id->hmpre * 4);
+NVME_HMB_ID_ATTR(hmmin_kib, (u64)id->hmmin * 4);
+NVME_HMB_ID_ATTR(hmminds_kib, (u64)id->hmminds * 4);
+NVME_HMB_ID_ATTR(hmmaxd, id->hmmaxd);
+
+static ssize_t limit_mib_show(struct kobject *kobj,
+			      struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%llu\n", READ_ONCE(to_ctrl(kobj)->limit) >> 20);
+}
+
+static ssize_t limit_mib_store(struct kobject *kobj,
+			       struct kobj_attribute *attr, const char *buf,
+			       size_t count)
+{
+	unsigned int mib;
+	int ret;
+
+	ret = kstrtouint(buf, 10, &mib);
+	if (ret)
+		return ret;
+	if (mib > NVME_HMB_LIMIT_MAX_MIB)
+		return -ERANGE;
+	ret = nvme_hmb_set_limit(to_ctrl(kobj), (u64)mib << 20);
+	return ret ? ret : count;
+}
+static struct kobj_attribute limit_mib_attr = __ATTR_RW(limit_mib);
+
+static ssize_t size_kib_show(struct kobject *kobj,
+			     struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%llu\n", nvme_hmb_size(to_ctrl(kobj)) >> 10);
+}
+static struct kobj_attribute size_kib_attr = __ATTR_RO(size_kib);
+
+static ssize_t nr_descs_show(struct kobject *kobj,
+			     struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", nvme_hmb_nr_descs(to_ctrl(kobj)));
+}
+static struct kobj_attribute nr_descs_attr = __ATTR_RO(nr_descs);
+
+static ssize_t state_show(struct kobject *kobj, struct kobj_attribute *attr,
+			  char *buf)
+{
+	return sysfs_emit(buf, "%s\n",
+			  nvme_hmb_state_str(nvme_hmb_state(to_ctrl(kobj))));
+}
+static struct kobj_attribute state_attr = __ATTR_RO(state);
+
+static ssize_t reason_show(struct kobject *kobj, struct kobj_attribute *attr,
+			   char *buf)
+{
+	struct nvme_hmb_ctrl *ctrl = to_ctrl(kobj);
+	enum nvme_hmb_reason reason = nvme_hmb_reason(ctrl);
+	int status = READ_ONCE(ctrl->last_status);
+
+	if (reason == NVME_HMB_R_SET_FAILED ||
+	    reason == NVME_HMB_R_DISABLE_FAILED) {
+		if (status < 0)
+			return sysfs_emit(buf, "%s: error %d\n",
+					  nvme_hmb_reason_str(reason), status);
+		return sysfs_emit(buf, "%s: %s (status 0x%x)\n",
+				  nvme_hmb_reason_str(reason),
+				  nvme_hmb_status_str(status), status);
+	}
+	return sysfs_emit(buf, "%s\n", nvme_hmb_reason_str(reason));
+}
+static struct kobj_attribute reason_attr = __ATTR_RO(reason);
+
+static ssize_t stats_show(struct kobject *kobj, struct kobj_attribute *attr,
+			  char *buf)
+{
+	const struct nvme_hmb_stats *s = &to_ctrl(kobj)->stats;
+
+	return sysfs_emit(buf,
+			  "enables %llu\n"
+			  "disables %llu\n"
+			  "resizes %llu\n"
+			  "alloc_failures %llu\n"
+			  "cmd_failures %llu\n"
+			  "mr_enables %llu\n"
+			  "mr_refusals %llu\n"
+			  "resets %llu\n"
+			  "verify_mismatches %llu\n"
+			  "setup_us %llu\n",
+			  READ_ONCE(s->enables), READ_ONCE(s->disables),
+			  READ_ONCE(s->resizes), READ_ONCE(s->alloc_failures),
+			  READ_ONCE(s->cmd_failures), READ_ONCE(s->mr_enables),
+			  READ_ONCE(s->mr_refusals), READ_ONCE(s->resets),
+			  READ_ONCE(s->verify_mismatches),
+			  READ_ONCE(s->setup_us));
+}
+static struct kobj_attribute stats_attr = __ATTR_RO(stats);
+
+static struct attribute *nvme_hmb_ctrl_attrs[] = {
+	&hmpre_kib_attr.attr,
+	&hmmin_kib_attr.attr,
+	&hmminds_kib_attr.attr,
+	&hmmaxd_attr.attr,
+	&limit_mib_attr.attr,
+	&size_kib_attr.attr,
+	&nr_descs_attr.attr,
+	&state_attr.attr,
+	&reason_attr.attr,
+	&stats_attr.attr,
+	NULL
+};
+ATTRIBUTE_GROUPS(nvme_hmb_ctrl);
+
+static void nvme_hmb_ctrl_release(struct kobject *kobj)
+{
+	kfree(to_ctrl(kobj));
+}
+
+static const struct kobj_type nvme_hmb_ctrl_ktype = {
+	.release	= nvme_hmb_ctrl_release,
+	.sysfs_ops	= &kobj_sysfs_ops,
+	.default_groups	= nvme_hmb_ctrl_groups,
+};
+
+void nvme_hmb_kobj_init(struct nvme_hmb_ctrl *ctrl)
+{
+	kobject_init(&ctrl->kobj, &nvme_hmb_ctrl_ktype);
+}
+
+int nvme_hmb_kobj_add(struct nvme_hmb_ctrl *ctrl)
+{
+	return kobject_add(&ctrl->kobj, nvme_hmb_root, "%s", ctrl->name);
+}
+
+void nvme_hmb_kobj_del(struct nvme_hmb_ctrl *ctrl)
+{
+	kobject_del(&ctrl->kobj);
+}
+
+void nvme_hmb_kobj_put(struct nvme_hmb_ctrl *ctrl)
+{
+	kobject_put(&ctrl->kobj);
+}
+
+int nvme_hmb_sysfs_init(void)
+{
+	nvme_hmb_root = kobject_create_and_add("nvme_hmb", kernel_kobj);
+	return nvme_hmb_root ? 0 : -ENOMEM;
+}
+
+void nvme_hmb_sysfs_exit(void)
+{
+	kobject_put(nvme_hmb_root);
+}

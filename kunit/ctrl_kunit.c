@@ -1,0 +1,455 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit: the controller lifecycle against mock controllers.  After every
+ * test the mock has seen no violation of the host's contract; kmemleak and
+ * DMA-API debug watch that nothing leaks.
+ */
+#include <kunit/test.h>
+#include <linux/err.h>
+#include <linux/nvme.h>
+#include <linux/sizes.h>
+
+#include "internal.h"
+#include "mock/mock.h"
+
+#define MIB(x)	((u64)(x) << 20)
+
+static const struct nvme_hmb_id bg5 = { 16384, 3584, 1, 1024 };
+static const struct nvme_hmb_id p3plus = { 8192, 8192, 512, 16 };
+static const struct nvme_hmb_id hmmaxd8 = { 51200, 823, 0, 8 };
+static const struct nvme_hmb_id min_is_pref = { 16384, 16384, 0, 0 };
+
+#define INVALID_FIELD	(NVME_SC_INVALID_FIELD | NVME_HMB_STATUS_DNR)
+
+struct ctrl_test {
+	struct nvme_hmb_mock *mock;
+	struct nvme_hmb_ctrl *ctrl;
+	u64 fail_above;
+};
+
+static int ctrl_test_init(struct kunit *test)
+{
+	test->priv = kunit_kzalloc(test, sizeof(struct ctrl_test), GFP_KERNEL);
+	return test->priv ? 0 : -ENOMEM;
+}
+
+/* Every test ends here: no violation, and a clean detach. */
+static void ctrl_test_exit(struct kunit *test)
+{
+	struct ctrl_test *t = test->priv;
+	struct nvme_hmb_mock_view v;
+
+	if (IS_ERR_OR_NULL(t->mock))
+		return;
+	nvme_hmb_mock_check(t->mock);
+	nvme_hmb_mock_view(t->mock, &v);
+	KUNIT_EXPECT_EQ(test, v.violations, 0);
+	nvme_hmb_mock_destroy(t->mock);
+}
+
+static void new_mock(struct kunit *test, const struct nvme_hmb_id *id)
+{
+	struct ctrl_test *t = test->priv;
+
+	t->mock = nvme_hmb_mock_create("kunit0", id);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, t->mock);
+	t->ctrl = nvme_hmb_mock_ctrl(t->mock);
+}
+
+/* The engine and the mock agree on what is enabled. */
+static void expect_agree(struct kunit *test)
+{
+	struct ctrl_test *t = test->priv;
+	struct nvme_hmb_mock_view v;
+
+	nvme_hmb_mock_check(t->mock);
+	nvme_hmb_mock_view(t->mock, &v);
+	KUNIT_EXPECT_EQ(test, v.violations, 0);
+	KUNIT_EXPECT_EQ(test, v.ehm, nvme_hmb_state(t->ctrl) ==
+				     NVME_HMB_ENABLED);
+	KUNIT_EXPECT_EQ(test, (u64)v.hsize << 12, nvme_hmb_size(t->ctrl));
+	KUNIT_EXPECT_EQ(test, v.hmdlec, nvme_hmb_nr_descs(t->ctrl));
+	KUNIT_EXPECT_EQ(test, t->ctrl->stats.verify_mismatches, 0);
+}
+
+static void enable_bg5(struct kunit *test)
+{
+	struct ctrl_test *t;
+
+	new_mock(test, &bg5);
+	t = test->priv;
+	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(128)), 0);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(64));
+	KUNIT_EXPECT_EQ(test, nvme_hmb_reason(t->ctrl), NVME_HMB_R_GRANTED);
+	KUNIT_EXPECT_EQ(test, t->ctrl->stats.enables, 1);
+	expect_agree(test);
+}
+
+static void enable_p3plus_limited(struct kunit *test)
+{
+	struct ctrl_test *t;
+
+	new_mock(test, &p3plus);
+	t = test->priv;
+	/* HMMIN is 32 MiB: a 16 MiB limit leaves it off, and says why. */
+	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(16)), 0);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_OFF);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_reason(t->ctrl),
+			NVME_HMB_R_HMMIN_ABOVE_LIMIT);
+	expect_agree(test);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(32)), 0);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(32));
+	KUNIT_EXPECT_LE(test, nvme_hmb_nr_descs(t->ctrl), 16);
+	expect_agree(test);
+}
+
+static bool fail_above_seam(void *priv, unsigned int nth, u64 size)
+{
+	struct ctrl_test *t = priv;
+
+	return nth && size > t->fail_above;
+}
+
+static void hmmaxd8_under_128(struct kunit *test)
+{
+	struct nvme_hmb_alloc_hook hook = { fail_above_seam };
+	struct ctrl_test *t;
+
+	new_mock(test, &hmmaxd8);
+	t = test->priv;
+	hook.priv = t;
+	/* The page allocator's largest block, as on x86 without CMA. */
+	t->fail_above = (u64)PAGE_SIZE * MAX_ORDER_NR_PAGES;
+	nvme_hmb_set_alloc_hook(t->ctrl, &hook);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(128)), 0);
+	kunit_info(test, "HMPRE 51200 HMMIN 823 HMMAXD 8, limit 128 MiB: %llu MiB in %u descriptors (%s)\n",
+		   nvme_hmb_size(t->ctrl) >> 20, nvme_hmb_nr_descs(t->ctrl),
+		   nvme_hmb_reason_str(nvme_hmb_reason(t->ctrl)));
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), 8 * t->fail_above);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_nr_descs(t->ctrl), 8);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_reason(t->ctrl), NVME_HMB_R_HMMAXD);
+	expect_agree(test);
+}
+
+static void min_is_pref_fragmented(struct kunit *test)
+{
+	struct nvme_hmb_alloc_hook hook = { fail_above_seam };
+	struct ctrl_test *t;
+
+	new_mock(test, &min_is_pref);
+	t = test->priv;
+	hook.priv = t;
+	/* Nothing above 512 KiB: 128 buffers, still all of HMMIN. */
+	t->fail_above = SZ_512K;
+	nvme_hmb_set_alloc_hook(t->ctrl, &hook);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(128)), 0);
+	kunit_info(test, "HMMIN = HMPRE = 16384, nothing above 512 KiB: %llu MiB in %u descriptors (%s)\n",
+		   nvme_hmb_size(t->ctrl) >> 20, nvme_hmb_nr_descs(t->ctrl),
+		   nvme_hmb_reason_str(nvme_hmb_reason(t->ctrl)));
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(64));
+	KUNIT_EXPECT_EQ(test, nvme_hmb_nr_descs(t->ctrl), 128);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_reason(t->ctrl), NVME_HMB_R_GRANTED);
+	expect_agree(test);
+}
+
+static void resize_both_ways(struct kunit *test)
+{
+	static const u64 limits[] = { 128, 32, 20, 0, 48, 64, 64, 16, 128 };
+	static const u64 sizes[] = { 64, 32, 20, 0, 48, 64, 64, 16, 64 };
+	struct ctrl_test *t;
+	unsigned int i;
+
+	new_mock(test, &bg5);
+	t = test->priv;
+	for (i = 0; i < ARRAY_SIZE(limits); i++) {
+		KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl,
+							 MIB(limits[i])), 0);
+		KUNIT_EXPECT_EQ_MSG(test, nvme_hmb_size(t->ctrl),
+				    MIB(sizes[i]), "limit %llu MiB", limits[i]);
+		expect_agree(test);
+	}
+	/* 16 MiB is still above HMMIN (14 MiB): enabled. */
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
+	KUNIT_EXPECT_GE(test, t->ctrl->stats.resizes, 5);
+}
+
+static void suspend_resume_mr(struct kunit *test)
+{
+	struct nvme_hmb_mock_view v;
+	struct ctrl_test *t;
+
+	new_mock(test, &bg5);
+	t = test->priv;
+	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_suspend(t->ctrl), 0);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_SUSPENDED);
+	nvme_hmb_mock_view(t->mock, &v);
+	KUNIT_EXPECT_FALSE(test, v.ehm);
+	/* Suspended: a resize waits for resume. */
+	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(32)), -EBUSY);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_resume(t->ctrl), 0);
+	nvme_hmb_mock_view(t->mock, &v);
+	KUNIT_EXPECT_EQ(test, v.mr_returns, 1);
+	KUNIT_EXPECT_EQ(test, t->ctrl->stats.mr_enables, 1);
+	KUNIT_EXPECT_EQ(test, t->ctrl->stats.mr_refusals, 0);
+	expect_agree(test);
+}
+
+static void mr_refused_falls_back(struct kunit *test)
+{
+	struct ctrl_test *t;
+
+	new_mock(test, &bg5);
+	t = test->priv;
+	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_suspend(t->ctrl), 0);
+	nvme_hmb_mock_fail_set(t->mock, 0, INVALID_FIELD);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_resume(t->ctrl), 0);
+	KUNIT_EXPECT_EQ(test, t->ctrl->stats.mr_refusals, 1);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(64));
+	expect_agree(test);
+}
+
+static void reset_returns_buffer(struct kunit *test)
+{
+	struct nvme_hmb_mock_view v;
+	struct ctrl_test *t;
+
+	new_mock(test, &bg5);
+	t = test->priv;
+	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
+	nvme_hmb_mock_reset(t->mock);
+	nvme_hmb_mock_view(t->mock, &v);
+	KUNIT_EXPECT_EQ(test, v.mr_returns, 1);
+	KUNIT_EXPECT_EQ(test, t->ctrl->stats.resets, 1);
+	expect_agree(test);
+}
+
+static void set_rejected_frees(struct kunit *test)
+{
+	struct ctrl_test *t;
+
+	new_mock(test, &bg5);
+	t = test->priv;
+	nvme_hmb_mock_fail_set(t->mock, 0, INVALID_FIELD);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), -EIO);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_OFF);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_reason(t->ctrl), NVME_HMB_R_SET_FAILED);
+	KUNIT_EXPECT_NULL(test, t->ctrl->buf.descs);
+	KUNIT_EXPECT_EQ(test, t->ctrl->last_status, INVALID_FIELD);
+	expect_agree(test);
+	/* The controller works without HMB, and a later try can succeed. */
+	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
+	expect_agree(test);
+}
+
+static void set_lost_completion(struct kunit *test)
+{
+	struct nvme_hmb_mock_view v;
+	struct ctrl_test *t;
+
+	new_mock(test, &bg5);
+	t = test->priv;
+	/* The controller enabled, but the host never heard: disable first. */
+	nvme_hmb_mock_fail_set(t->mock, 0, -ETIMEDOUT);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), -ETIMEDOUT);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_OFF);
+	nvme_hmb_mock_view(t->mock, &v);
+	KUNIT_EXPECT_FALSE(test, v.ehm);
+	KUNIT_EXPECT_EQ(test, v.set_cmds, 2);
+	expect_agree(test);
+}
+
+static void disable_fails_keeps_memory(struct kunit *test)
+{
+	struct ctrl_test *t;
+
+	new_mock(test, &bg5);
+	t = test->priv;
+	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
+	/* The shrink's disable fails: nothing may be freed. */
+	nvme_hmb_mock_fail_set(t->mock, 0, INVALID_FIELD);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(32)), -EIO);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_FAILED);
+	KUNIT_EXPECT_EQ(test, t->ctrl->buf.size, MIB(64));
+	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(16)), -EBUSY);
+	/* The mock still owns and checks the whole buffer. */
+	nvme_hmb_mock_check(t->mock);
+	/* A reset takes the HMB away from the controller: the engine re-arms. */
+	nvme_hmb_mock_reset(t->mock);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
+	expect_agree(test);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(32)), 0);
+	expect_agree(test);
+}
+
+static void get_features_fails(struct kunit *test)
+{
+	struct ctrl_test *t;
+
+	new_mock(test, &bg5);
+	t = test->priv;
+	nvme_hmb_mock_fail_get(t->mock, INVALID_FIELD);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
+	/* A read-back that fails is reported, not fatal. */
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
+	KUNIT_EXPECT_EQ(test, t->ctrl->stats.cmd_failures, 1);
+	expect_agree(test);
+}
+
+/*
+ * A scenario of 7 Set Features (enable, shrink: disable + enable, grow:
+ * disable + enable, suspend, resume); fail the n-th with an error status.
+ * Whatever fails, the end state is consistent with the mock and nothing
+ * the controller owns was freed.
+ */
+static void fail_each_step(struct kunit *test)
+{
+	struct ctrl_test *t;
+	int n;
+
+	for (n = 0; n <= 7; n++) {
+		new_mock(test, &bg5);
+		t = test->priv;
+		nvme_hmb_mock_fail_set(t->mock, n, INVALID_FIELD);
+		nvme_hmb_set_limit(t->ctrl, MIB(64));
+		nvme_hmb_set_limit(t->ctrl, MIB(32));
+		nvme_hmb_set_limit(t->ctrl, MIB(48));
+		nvme_hmb_suspend(t->ctrl);
+		nvme_hmb_resume(t->ctrl);
+		if (nvme_hmb_state(t->ctrl) == NVME_HMB_FAILED)
+			nvme_hmb_mock_reset(t->mock);
+		KUNIT_EXPECT_NE_MSG(test, nvme_hmb_state(t->ctrl),
+				    NVME_HMB_FAILED, "n=%d", n);
+		KUNIT_EXPECT_NE_MSG(test, nvme_hmb_state(t->ctrl),
+				    NVME_HMB_SUSPENDED, "n=%d", n);
+		expect_agree(test);
+		ctrl_test_exit(test);
+		t->mock = NULL;
+	}
+}
+
+static void double_teardown(struct kunit *test)
+{
+	struct ctrl_test *t;
+
+	new_mock(test, &bg5);
+	t = test->priv;
+	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, 0), 0);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, 0), 0);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_reason(t->ctrl),
+			NVME_HMB_R_OFF_BY_USER);
+	mutex_lock(&t->ctrl->lock);
+	KUNIT_EXPECT_TRUE(test, nvme_hmb_teardown_locked(t->ctrl));
+	KUNIT_EXPECT_TRUE(test, nvme_hmb_teardown_locked(t->ctrl));
+	mutex_unlock(&t->ctrl->lock);
+	expect_agree(test);
+}
+
+static void gone_frees_without_commands(struct kunit *test)
+{
+	struct nvme_hmb_mock_view before, after;
+	struct ctrl_test *t;
+
+	new_mock(test, &bg5);
+	t = test->priv;
+	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
+	/* Surprise removal: the controller stops, as a dead link does. */
+	nvme_hmb_mock_raw_set(t->mock, &(struct nvme_hmb_set_cmd){
+		.cdw10 = NVME_FEAT_HOST_MEM_BUF });
+	nvme_hmb_mock_view(t->mock, &before);
+	nvme_hmb_report_gone(t->ctrl);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_OFF);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(32)), -ENODEV);
+	nvme_hmb_mock_view(t->mock, &after);
+	KUNIT_EXPECT_EQ(test, after.set_cmds, before.set_cmds);
+}
+
+struct raw_case {
+	const char *name;
+	u32 cdw10;
+	bool mr;
+	u32 hsize;		/* 0: the engine's */
+	u64 hmdla_off;		/* added to the engine's list address */
+	int hmdlec;		/* -1: the engine's */
+	int status;
+};
+
+static const struct raw_case raw_cases[] = {
+	{ "list not 16-byte aligned", 0x0d, false, 0, 8, -1, INVALID_FIELD },
+	{ "HSIZE one page short", 0x0d, false, 8191, 0, -1, INVALID_FIELD },
+	{ "HSIZE one page over", 0x0d, false, 8193, 0, -1, INVALID_FIELD },
+	{ "no entries", 0x0d, false, 0, 0, 0, INVALID_FIELD },
+	{ "more entries than HMMAXD", 0x0d, false, 0, 0, 17, INVALID_FIELD },
+	{ "entries not matching HSIZE", 0x0d, false, 0, 0, 7, INVALID_FIELD },
+	{ "save bit", 0x8000000d, false, 0, 0, -1,
+	  NVME_SC_FEATURE_NOT_SAVEABLE | NVME_HMB_STATUS_DNR },
+	{ "MR of another list", 0x0d, true, 0, 0, 7, INVALID_FIELD },
+};
+
+static void raw_case_desc(const struct raw_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+KUNIT_ARRAY_PARAM(raw, raw_cases, raw_case_desc);
+
+/*
+ * The mock itself: with the engine's buffer held but disabled (8 entries
+ * of 4 MiB, HSIZE 8192), a malformed enable is rejected and counted.
+ */
+static void mock_rejects(struct kunit *test)
+{
+	const struct raw_case *c = test->param_value;
+	struct nvme_hmb_mock_view v;
+	struct nvme_hmb_set_cmd cmd;
+	struct ctrl_test *t;
+
+	new_mock(test, &p3plus);
+	t = test->priv;
+	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(32)), 0);
+	KUNIT_ASSERT_EQ(test, t->ctrl->buf.nr_chunks, 8);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_suspend(t->ctrl), 0);
+	nvme_hmb_encode_set(&cmd, true, c->mr, c->hsize ?: 8192,
+			    t->ctrl->buf.descs_dma + c->hmdla_off,
+			    c->hmdlec < 0 ? 8 : c->hmdlec);
+	cmd.cdw10 = c->cdw10;
+	KUNIT_EXPECT_EQ(test, nvme_hmb_mock_raw_set(t->mock, &cmd), c->status);
+	nvme_hmb_mock_view(t->mock, &v);
+	KUNIT_EXPECT_FALSE(test, v.ehm);
+	KUNIT_EXPECT_EQ(test, v.rejected, 1);
+	KUNIT_EXPECT_EQ(test, v.violations, 1);
+	/* Deliberate violations: leave without the exit check. */
+	nvme_hmb_mock_destroy(t->mock);
+	t->mock = NULL;
+}
+
+static struct kunit_case nvme_hmb_ctrl_cases[] = {
+	KUNIT_CASE(enable_bg5),
+	KUNIT_CASE(enable_p3plus_limited),
+	KUNIT_CASE(hmmaxd8_under_128),
+	KUNIT_CASE(min_is_pref_fragmented),
+	KUNIT_CASE(resize_both_ways),
+	KUNIT_CASE(suspend_resume_mr),
+	KUNIT_CASE(mr_refused_falls_back),
+	KUNIT_CASE(reset_returns_buffer),
+	KUNIT_CASE(set_rejected_frees),
+	KUNIT_CASE(set_lost_completion),
+	KUNIT_CASE(disable_fails_keeps_memory),
+	KUNIT_CASE(get_features_fails),
+	KUNIT_CASE(fail_each_step),
+	KUNIT_CASE(double_teardown),
+	KUNIT_CASE(gone_frees_without_commands),
+	KUNIT_CASE_PARAM(mock_rejects, raw_gen_params),
+	{}
+};
+
+static struct kunit_suite nvme_hmb_ctrl_suite = {
+	.name = "nvme_hmb_ctrl",
+	.init = ctrl_test_init,
+	.exit = ctrl_test_exit,
+	.test_cases = nvme_hmb_ctrl_cases,
+};
+
+kunit_test_suite(nvme_hmb_ctrl_suite);
