@@ -20,7 +20,7 @@
  * literal instead of a bare identifier.  Before it, __stringify() turns the
  * macro below into the same string.
  */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
+#if KERNEL_VERSION(6, 13, 0) <= LINUX_VERSION_CODE
 #define NVME_HMB_NS	"NVME_HMB"
 #else
 #define NVME_HMB_NS	NVME_HMB

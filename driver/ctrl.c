@@ -50,10 +50,19 @@ const char *nvme_hmb_state_str(enum nvme_hmb_state state)
 }
 EXPORT_SYMBOL_NS_GPL(nvme_hmb_state_str, NVME_HMB_NS);
 
-/* Whole MiB and tenths, for messages. */
-#define MIB_FMT			"%llu.%llu MiB"
-#define MIB_ARG(bytes)		(u64)(bytes) >> 20, \
-				((u64)(bytes) & (SZ_1M - 1)) * 10 >> 20
+/* A size for messages: whole MiB when it is, KiB otherwise. */
+struct nvme_hmb_sz {
+	char s[24];
+};
+
+static const char *sz(struct nvme_hmb_sz *b, u64 bytes)
+{
+	if (bytes & (SZ_1M - 1))
+		snprintf(b->s, sizeof(b->s), "%llu KiB", bytes >> 10);
+	else
+		snprintf(b->s, sizeof(b->s), "%llu MiB", bytes >> 20);
+	return b->s;
+}
 
 static void nvme_hmb_cmd_error(struct nvme_hmb_ctrl *ctrl, const char *what,
 			       int ret)
@@ -110,7 +119,7 @@ static void nvme_hmb_verify(struct nvme_hmb_ctrl *ctrl)
 	    attrs.hmdlec != ctrl->buf.nr_chunks) {
 		ctrl->stats.verify_mismatches++;
 		dev_warn_ratelimited(ctrl->port->dev,
-				     "HMB read-back disagrees: EHM %d, HSIZE %u pages, %u entries; set %llu pages, %u entries\n",
+				     "HMB read-back: EHM %d HSIZE %u HMDLEC %u; set %llu, %u\n",
 				     attrs.ehm, attrs.hsize, attrs.hmdlec,
 				     ctrl->buf.size >> NVME_HMB_PAGE_SHIFT,
 				     ctrl->buf.nr_chunks);
@@ -125,6 +134,7 @@ out:
  */
 static int nvme_hmb_disable(struct nvme_hmb_ctrl *ctrl)
 {
+	struct nvme_hmb_sz a;
 	int ret;
 
 	if (ctrl->state != NVME_HMB_ENABLED && ctrl->state != NVME_HMB_FAILED)
@@ -135,8 +145,8 @@ static int nvme_hmb_disable(struct nvme_hmb_ctrl *ctrl)
 		ctrl->reason = NVME_HMB_R_DISABLE_FAILED;
 		nvme_hmb_cmd_error(ctrl, "disable", ret);
 		dev_err(ctrl->port->dev,
-			"HMB: keeping " MIB_FMT " for the controller until it resets or goes away\n",
-			MIB_ARG(ctrl->buf.size));
+			"HMB: keeping %s for the controller until it resets\n",
+			sz(&a, ctrl->buf.size));
 		return ret < 0 ? ret : -EIO;
 	}
 	ctrl->state = NVME_HMB_SUSPENDED;
@@ -227,31 +237,30 @@ static void nvme_hmb_alloc_init(struct nvme_hmb_ctrl *ctrl,
 }
 
 /* Say why there is no HMB, naming the knob that changes it. */
-static void nvme_hmb_explain_off(struct nvme_hmb_ctrl *ctrl,
-				 const struct nvme_hmb_plan *plan)
+static void nvme_hmb_explain_off(struct nvme_hmb_ctrl *ctrl)
 {
 	struct device *dev = ctrl->port->dev;
+	struct nvme_hmb_sz a, b;
 
 	switch (ctrl->reason) {
 	case NVME_HMB_R_NOT_ASKED:
-		dev_info(dev, "HMB not used: the controller does not ask for one (HMPRE 0)\n");
+		dev_info(dev, "HMB not used: the controller asks for none (HMPRE 0)\n");
 		break;
 	case NVME_HMB_R_HMMIN_ABOVE_LIMIT:
-		dev_warn_ratelimited(dev,
-				     "HMB off: the controller needs at least " MIB_FMT " (HMMIN) but limit_mib is %llu; write %llu or more to /sys/kernel/nvme_hmb/%s/limit_mib or load nvme_hmb with default_limit_mib=%llu\n",
-				     MIB_ARG(ctrl->caps.min), ctrl->limit >> 20,
+		dev_warn_ratelimited(dev, "HMB off: HMMIN %s is above limit_mib %llu\n",
+				     sz(&a, ctrl->caps.min), ctrl->limit >> 20);
+		dev_warn_ratelimited(dev, "HMB: to enable it, write %llu to /sys/kernel/nvme_hmb/%s/limit_mib\n",
 				     DIV_ROUND_UP_ULL(ctrl->caps.min, SZ_1M),
-				     ctrl->name,
-				     DIV_ROUND_UP_ULL(ctrl->caps.min, SZ_1M));
+				     ctrl->name);
 		break;
 	case NVME_HMB_R_OFF_BY_USER:
 		dev_info_ratelimited(dev, "HMB off: limit_mib is 0\n");
 		break;
 	default:
-		dev_warn_ratelimited(dev, "HMB off: %s (HMMIN " MIB_FMT ", HMMINDS %llu KiB, HMMAXD %u)\n",
+		dev_warn_ratelimited(dev, "HMB off: %s (HMMIN %s, HMMINDS %s, HMMAXD %u)\n",
 				     nvme_hmb_reason_str(ctrl->reason),
-				     MIB_ARG(ctrl->caps.min),
-				     ctrl->caps.min_chunk >> 10,
+				     sz(&a, ctrl->caps.min),
+				     sz(&b, ctrl->caps.min_chunk),
 				     ctrl->caps.max_descs);
 		break;
 	}
@@ -260,11 +269,12 @@ static void nvme_hmb_explain_off(struct nvme_hmb_ctrl *ctrl,
 static void nvme_hmb_report_enabled(struct nvme_hmb_ctrl *ctrl,
 				    const char *what)
 {
+	struct nvme_hmb_sz a, b;
+
 	dev_info_ratelimited(ctrl->port->dev,
-			     "HMB %s: " MIB_FMT " of " MIB_FMT " asked, %u descriptor%s, setup %llu us (%s)\n",
-			     what, MIB_ARG(ctrl->buf.size),
-			     MIB_ARG(ctrl->caps.pref), ctrl->buf.nr_chunks,
-			     ctrl->buf.nr_chunks == 1 ? "" : "s",
+			     "HMB %s: %s of %s asked, %u descriptors, %llu us (%s)\n",
+			     what, sz(&a, ctrl->buf.size),
+			     sz(&b, ctrl->caps.pref), ctrl->buf.nr_chunks,
 			     ctrl->stats.setup_us,
 			     nvme_hmb_reason_str(ctrl->reason));
 }
@@ -280,13 +290,14 @@ static int nvme_hmb_setup(struct nvme_hmb_ctrl *ctrl)
 	struct nvme_hmb_plan plan;
 	enum nvme_hmb_reason reason;
 	ktime_t start = ktime_get();
+	struct nvme_hmb_sz a, b;
 	int ret;
 
 	nvme_hmb_host_init(ctrl, &host);
 	reason = nvme_hmb_negotiate(&ctrl->caps, &host, &plan);
 	if (reason != NVME_HMB_R_GRANTED && reason != NVME_HMB_R_LIMITED) {
 		ctrl->reason = reason;
-		nvme_hmb_explain_off(ctrl, &plan);
+		nvme_hmb_explain_off(ctrl);
 		return 0;
 	}
 
@@ -300,10 +311,9 @@ static int nvme_hmb_setup(struct nvme_hmb_ctrl *ctrl)
 				  ctrl->buf.nr_chunks);
 	if (ret || reason == NVME_HMB_R_ALLOC_BELOW_MIN) {
 		dev_warn_ratelimited(ctrl->port->dev,
-				     "HMB off: allocated " MIB_FMT " in %u buffers, below HMMIN " MIB_FMT " (%u allocations failed)\n",
-				     MIB_ARG(ctrl->buf.size),
-				     ctrl->buf.nr_chunks, MIB_ARG(plan.min),
-				     ax.failures);
+				     "HMB off: got %s in %u buffers, below HMMIN %s (%u failures)\n",
+				     sz(&a, ctrl->buf.size), ctrl->buf.nr_chunks,
+				     sz(&b, plan.min), ax.failures);
 		nvme_hmb_buf_free(ctrl->port->dma_dev, &ctrl->buf);
 		ctrl->reason = NVME_HMB_R_ALLOC_BELOW_MIN;
 		return -ENOMEM;
@@ -450,7 +460,7 @@ static int nvme_hmb_apply(struct nvme_hmb_ctrl *ctrl)
 		if (!nvme_hmb_teardown_locked(ctrl))
 			return -EIO;
 		ctrl->reason = reason;
-		nvme_hmb_explain_off(ctrl, &plan);
+		nvme_hmb_explain_off(ctrl);
 		return 0;
 	}
 	if (plan.target == before)

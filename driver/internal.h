@@ -6,6 +6,7 @@
 #ifndef _NVME_HMB_INTERNAL_H
 #define _NVME_HMB_INTERNAL_H
 
+#include <linux/bits.h>
 #include <linux/kobject.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
@@ -33,10 +34,10 @@ struct sg_table;
  * Do Not Retry, bit 14 of a status in the Linux convention (NVME_SC_DNR,
  * renamed NVME_STATUS_DNR in 6.11): spelled out to need neither name.
  */
-#define NVME_HMB_STATUS_DNR	0x4000
+#define NVME_HMB_STATUS_DNR	BIT(14)
 
 /* Most a limit may be set to, in MiB (1 TiB): keeps HSIZE within 32 bits. */
-#define NVME_HMB_LIMIT_MAX_MIB	(1U << 20)
+#define NVME_HMB_LIMIT_MAX_MIB	1048576U
 
 /* ---------------------------------------------------------------------
  * cmd.c: Identify parsing, Set/Get Features 0Dh encoding, status names

@@ -58,6 +58,7 @@ static ssize_t limit_mib_store(struct kobject *kobj,
 	ret = nvme_hmb_set_limit(to_ctrl(kobj), (u64)mib << 20);
 	return ret ? ret : count;
 }
+
 static struct kobj_attribute limit_mib_attr = __ATTR_RW(limit_mib);
 
 static ssize_t size_kib_show(struct kobject *kobj,
@@ -65,6 +66,7 @@ static ssize_t size_kib_show(struct kobject *kobj,
 {
 	return sysfs_emit(buf, "%llu\n", nvme_hmb_size(to_ctrl(kobj)) >> 10);
 }
+
 static struct kobj_attribute size_kib_attr = __ATTR_RO(size_kib);
 
 static ssize_t nr_descs_show(struct kobject *kobj,
@@ -72,6 +74,7 @@ static ssize_t nr_descs_show(struct kobject *kobj,
 {
 	return sysfs_emit(buf, "%u\n", nvme_hmb_nr_descs(to_ctrl(kobj)));
 }
+
 static struct kobj_attribute nr_descs_attr = __ATTR_RO(nr_descs);
 
 static ssize_t state_show(struct kobject *kobj, struct kobj_attribute *attr,
@@ -80,6 +83,7 @@ static ssize_t state_show(struct kobject *kobj, struct kobj_attribute *attr,
 	return sysfs_emit(buf, "%s\n",
 			  nvme_hmb_state_str(nvme_hmb_state(to_ctrl(kobj))));
 }
+
 static struct kobj_attribute state_attr = __ATTR_RO(state);
 
 static ssize_t reason_show(struct kobject *kobj, struct kobj_attribute *attr,
@@ -100,6 +104,7 @@ static ssize_t reason_show(struct kobject *kobj, struct kobj_attribute *attr,
 	}
 	return sysfs_emit(buf, "%s\n", nvme_hmb_reason_str(reason));
 }
+
 static struct kobj_attribute reason_attr = __ATTR_RO(reason);
 
 static ssize_t stats_show(struct kobject *kobj, struct kobj_attribute *attr,
@@ -125,6 +130,7 @@ static ssize_t stats_show(struct kobject *kobj, struct kobj_attribute *attr,
 			  READ_ONCE(s->verify_mismatches),
 			  READ_ONCE(s->setup_us));
 }
+
 static struct kobj_attribute stats_attr = __ATTR_RO(stats);
 
 static struct attribute *nvme_hmb_ctrl_attrs[] = {

@@ -159,6 +159,7 @@ static void status_case_desc(const struct status_case *c, char *desc)
 {
 	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "status 0x%04x", c->status);
 }
+
 KUNIT_ARRAY_PARAM(status, status_cases, status_case_desc);
 
 static void status_names(struct kunit *test)

@@ -393,6 +393,7 @@ static void raw_case_desc(const struct raw_case *c, char *desc)
 {
 	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
 }
+
 KUNIT_ARRAY_PARAM(raw, raw_cases, raw_case_desc);
 
 /*

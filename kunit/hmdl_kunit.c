@@ -87,8 +87,8 @@ static void plan_for(struct kunit *test, struct nvme_hmb_id id, u64 limit)
 	t->host.limit = limit;
 	nvme_hmb_caps_from_id(&id, &t->caps);
 	r = nvme_hmb_negotiate(&t->caps, &t->host, &t->plan);
-	KUNIT_ASSERT_TRUE(test, r == NVME_HMB_R_GRANTED ||
-				r == NVME_HMB_R_LIMITED);
+	KUNIT_ASSERT_TRUE(test,
+			  r == NVME_HMB_R_GRANTED || r == NVME_HMB_R_LIMITED);
 }
 
 /* Build to the plan's target; returns nvme_hmb_buf_init()'s result. */

@@ -94,6 +94,7 @@ static void policy_case_desc(const struct policy_case *c, char *desc)
 {
 	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
 }
+
 KUNIT_ARRAY_PARAM(policy, policy_cases, policy_case_desc);
 
 static void negotiate_table(struct kunit *test)
@@ -187,6 +188,7 @@ static void outcome_case_desc(const struct outcome_case *c, char *desc)
 {
 	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
 }
+
 KUNIT_ARRAY_PARAM(outcome, outcome_cases, outcome_case_desc);
 
 static void outcome_table(struct kunit *test)
