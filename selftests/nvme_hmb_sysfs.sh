@@ -1,0 +1,187 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# nvme-hmb sysfs selftest (TAP 13): the per-controller files of
+# /sys/kernel/nvme_hmb/<name>/ on three mock controllers, checked against
+# the mock's own view in debugfs (/sys/kernel/debug/nvme_hmb_mock/<name>/).
+#
+# Exit: 0 all passed, 1 a test failed, 4 skipped (not root, or the modules
+# are not installed).
+
+KSFT_SKIP=4
+SYS=/sys/kernel/nvme_hmb
+DBG=/sys/kernel/debug/nvme_hmb_mock
+n=0
+failed=0
+
+ok() {
+	n=$((n + 1))
+	echo "ok $n - $1"
+}
+
+nok() {
+	n=$((n + 1))
+	failed=$((failed + 1))
+	echo "not ok $n - $1"
+}
+
+# check DESCRIPTION COMMAND...: one test, passed when COMMAND succeeds
+check() {
+	desc=$1
+	shift
+	if "$@"; then ok "$desc"; else nok "$desc"; fi
+}
+
+eq() { # eq ACTUAL EXPECTED
+	[ "$1" = "$2" ] && return 0
+	echo "# got '$1', expected '$2'"
+	return 1
+}
+
+val() { cat "$1" 2>/dev/null; }
+
+echo "TAP version 13"
+if [ "$(id -u)" != 0 ]; then
+	echo "1..0 # SKIP not root"
+	exit $KSFT_SKIP
+fi
+if ! modinfo nvme_hmb_mock >/dev/null 2>&1; then
+	echo "1..0 # SKIP nvme_hmb_mock is not installed"
+	exit $KSFT_SKIP
+fi
+mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
+
+echo "1..33"
+
+# Three drives: KIOXIA BG5-like, Crucial P3 Plus-like, and one HMMAXD 8.
+modprobe nvme_hmb default_limit_mib=128
+modprobe nvme_hmb_mock nr_ctrls=3 hmpre=16384,8192,51200 \
+	hmmin=3584,8192,823 hmminds=1,512,0 hmmaxd=1024,16,8
+check "three controller directories" \
+	test -d $SYS/mock0 -a -d $SYS/mock1 -a -d $SYS/mock2
+
+modes_ok() {
+	for f in hmpre_kib hmmin_kib hmminds_kib hmmaxd size_kib nr_descs \
+		 state reason stats; do
+		eq "$(stat -c %a $SYS/mock0/$f)" 444 || return 1
+	done
+	eq "$(stat -c %a $SYS/mock0/limit_mib)" 644
+}
+check "file modes (0444, limit_mib 0644)" modes_ok
+
+ident_ok() {
+	eq "$(val $SYS/mock1/hmpre_kib)" 32768 &&
+	eq "$(val $SYS/mock1/hmmin_kib)" 32768 &&
+	eq "$(val $SYS/mock1/hmminds_kib)" 2048 &&
+	eq "$(val $SYS/mock1/hmmaxd)" 16
+}
+check "Identify fields agree with the mock parameters" ident_ok
+
+# agree NAME: sysfs and the mock's debugfs view say the same thing
+agree() {
+	s=$(val $SYS/$1/size_kib)
+	eq "$(( $(val $DBG/$1/hsize) * 4 ))" "$s" &&
+	eq "$(val $DBG/$1/hmdlec)" "$(val $SYS/$1/nr_descs)" &&
+	eq "$(val $DBG/$1/violations)" 0 &&
+	if [ "$s" = 0 ]; then
+		eq "$(val $DBG/$1/ehm)" 0
+	else
+		eq "$(val $DBG/$1/ehm)" 1 && eq "$(val $SYS/$1/state)" enabled
+	fi
+}
+
+profile() { # profile NAME SIZE_KIB NR_DESCS REASON
+	eq "$(val $SYS/$1/size_kib)" "$2" &&
+	eq "$(val $SYS/$1/nr_descs)" "$3" &&
+	eq "$(val $SYS/$1/reason)" "$4" && agree "$1"
+}
+check "BG5-like: 64 MiB in 16 descriptors, granted" \
+	profile mock0 65536 16 granted
+check "P3 Plus-like: 32 MiB in 8 descriptors, granted" \
+	profile mock1 32768 8 granted
+check "HMMAXD 8: 8 descriptors of 4 MiB, limited by HMMAXD" \
+	profile mock2 32768 8 "limited by HMMAXD"
+
+resize() { # resize NAME MIB SIZE_KIB STATE
+	echo "$2" > $SYS/$1/limit_mib || return 1
+	eq "$(val $SYS/$1/limit_mib)" "$2" &&
+	eq "$(val $SYS/$1/size_kib)" "$3" &&
+	eq "$(val $SYS/$1/state)" "$4" && agree "$1"
+}
+check "resize down to 32 MiB" resize mock0 32 32768 enabled
+check "resize down to 20 MiB" resize mock0 20 20480 enabled
+check "resize to 0: off" resize mock0 0 0 off
+check "limit 0 gives its reason" eq "$(val $SYS/mock0/reason)" \
+	"turned off (limit_mib 0)"
+check "resize back up to 48 MiB" resize mock0 48 49152 enabled
+check "resize up to 128 MiB: all of HMPRE" resize mock0 128 65536 enabled
+check "P3 Plus below HMMIN: off" resize mock1 16 0 off
+check "below HMMIN gives its reason" eq "$(val $SYS/mock1/reason)" \
+	"HMMIN above limit_mib"
+check "P3 Plus back at 32 MiB" resize mock1 32 32768 enabled
+
+stats_ok() {
+	for k in enables disables resizes alloc_failures cmd_failures \
+		 mr_enables mr_refusals resets verify_mismatches setup_us; do
+		grep -q "^$k [0-9][0-9]*$" $SYS/mock0/stats || {
+			echo "# stats: no '$k'"
+			return 1
+		}
+	done
+	eq "$(grep '^resizes ' $SYS/mock0/stats)" "resizes 3"
+}
+check "stats has every key, resizes counted" stats_ok
+
+# Hostile writes: each must fail and change nothing.
+snapshot() {
+	echo "$(val $SYS/mock0/limit_mib) $(val $SYS/mock0/size_kib)" \
+	     "$(val $SYS/mock0/state) $(val $DBG/mock0/hsize)" \
+	     "$(val $DBG/mock0/set_cmds)"
+}
+long=$(head -c 3000 /dev/zero | tr '\0' 9)
+hostile() { # hostile DESCRIPTION VALUE
+	before=$(snapshot)
+	if printf '%s' "$2" > $SYS/mock0/limit_mib 2>/dev/null; then
+		echo "# write of $1 succeeded"
+		return 1
+	fi
+	eq "$(snapshot)" "$before"
+}
+check "rejects a bare newline" hostile newline "
+"
+check "rejects letters" hostile letters abc
+check "rejects trailing garbage" hostile garbage 12abc
+check "rejects a negative number" hostile negative -1
+check "rejects 2^64" hostile 2^64 18446744073709551616
+check "rejects a 3000-digit number" hostile huge "$long"
+check "rejects hex" hostile hex 0x10
+check "rejects leading space" hostile space " 5"
+check "rejects above 1 TiB (1048577)" hostile range 1048577
+check "rejects a float" hostile float 1.5
+empty_ok() {
+	before=$(snapshot)
+	printf '' > $SYS/mock0/limit_mib 2>/dev/null
+	eq "$(snapshot)" "$before"
+}
+check "an empty write changes nothing" empty_ok
+check "read-only files refuse writes" \
+	sh -c "! echo 1 > $SYS/mock0/size_kib 2>/dev/null"
+check "module parameter rejects garbage" \
+	sh -c "! echo 12abc > /sys/module/nvme_hmb/parameters/default_limit_mib 2>/dev/null"
+check "no violations after hostile input" eq "$(val $DBG/mock0/violations)" 0
+
+# Controllers removed while a reader holds a file open.
+exec 3< $SYS/mock0/size_kib
+exec 4< $SYS/mock2/stats
+check "rmmod with files held open" rmmod nvme_hmb_mock
+check "directories gone" test ! -e $SYS/mock0 -a ! -e $SYS/mock2
+check "reading a held file after removal fails cleanly" \
+	sh -c "! cat <&3 >/dev/null 2>&1"
+exec 3<&- 4<&-
+
+rmmod nvme_hmb
+if [ $failed -ne 0 ]; then
+	echo "# $failed of $n failed"
+	exit 1
+fi
+exit 0
