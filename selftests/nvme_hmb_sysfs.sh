@@ -53,6 +53,9 @@ mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
 
 echo "1..33"
 
+# Start from nothing loaded, whatever ran before.
+modprobe -r nvme_hmb_mock nvme_hmb 2>/dev/null
+
 # Three drives: KIOXIA BG5-like, Crucial P3 Plus-like, and one HMMAXD 8.
 modprobe nvme_hmb default_limit_mib=128
 modprobe nvme_hmb_mock nr_ctrls=3 hmpre=16384,8192,51200 \

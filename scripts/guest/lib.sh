@@ -111,7 +111,8 @@ run_kunit()
 			_ku_ret=1
 		fi
 	done
-	echo "nvme-hmb: kunit $_ku_mod: rmmod"
-	rmmod "$_ku_mod" || _ku_ret=1
+	# modprobe -r also unloads the modules it pulled in (engine, mock).
+	echo "nvme-hmb: kunit $_ku_mod: modprobe -r"
+	modprobe -r "$_ku_mod" || _ku_ret=1
 	return $_ku_ret
 }
