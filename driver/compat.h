@@ -15,15 +15,83 @@
 /* ---------------------------------------------------------------------
  * <linux/export.h>, <linux/module.h>
  *
- * 6.13, commit cdd30ebb1b9f ("module: Convert symbol namespace to string
- * literal"): EXPORT_SYMBOL_NS_GPL() and MODULE_IMPORT_NS() take a string
- * literal instead of a bare identifier.  Before it, __stringify() turns the
- * macro below into the same string.
+ * 6.13 ("module: Convert symbol namespace to string literal"):
+ * EXPORT_SYMBOL_NS_GPL() and MODULE_IMPORT_NS() take a string literal
+ * instead of a bare identifier.  Before it, __stringify() turns the macro
+ * below into the same string.
  */
 #if KERNEL_VERSION(6, 13, 0) <= LINUX_VERSION_CODE
 #define NVME_HMB_NS	"NVME_HMB"
 #else
 #define NVME_HMB_NS	NVME_HMB
+#endif
+
+/* ---------------------------------------------------------------------
+ * <linux/shrinker.h>
+ *
+ * 6.7 ("mm: shrinker: add infrastructure for dynamically allocating
+ * shrinker"): shrinkers are allocated by shrinker_alloc(), registered by
+ * shrinker_register() and freed by shrinker_free(); register_shrinker() is
+ * gone.  6.0 ("mm: shrinkers: provide shrinkers with names"):
+ * register_shrinker() takes a printf-style name.  Before 6.0 it takes the
+ * shrinker alone.
+ */
+#include <linux/shrinker.h>
+#include <linux/slab.h>
+
+typedef unsigned long (*nvme_hmb_shrink_fn)(struct shrinker *,
+					   struct shrink_control *);
+
+#if KERNEL_VERSION(6, 7, 0) <= LINUX_VERSION_CODE
+static inline struct shrinker *
+nvme_hmb_shrinker_create(nvme_hmb_shrink_fn count, nvme_hmb_shrink_fn scan,
+			 int seeks, const char *name)
+{
+	struct shrinker *s = shrinker_alloc(0, "%s", name);
+
+	if (!s)
+		return NULL;
+	s->count_objects = count;
+	s->scan_objects = scan;
+	s->seeks = seeks;
+	shrinker_register(s);
+	return s;
+}
+
+static inline void nvme_hmb_shrinker_destroy(struct shrinker *s)
+{
+	shrinker_free(s);
+}
+#else
+static inline struct shrinker *
+nvme_hmb_shrinker_create(nvme_hmb_shrink_fn count, nvme_hmb_shrink_fn scan,
+			 int seeks, const char *name)
+{
+	struct shrinker *s = kzalloc(sizeof(*s), GFP_KERNEL);
+	int ret;
+
+	if (!s)
+		return NULL;
+	s->count_objects = count;
+	s->scan_objects = scan;
+	s->seeks = seeks;
+#if KERNEL_VERSION(6, 0, 0) <= LINUX_VERSION_CODE
+	ret = register_shrinker(s, "%s", name);
+#else
+	ret = register_shrinker(s);
+#endif
+	if (ret) {
+		kfree(s);
+		return NULL;
+	}
+	return s;
+}
+
+static inline void nvme_hmb_shrinker_destroy(struct shrinker *s)
+{
+	unregister_shrinker(s);
+	kfree(s);
+}
 #endif
 
 #endif /* _NVME_HMB_COMPAT_H */

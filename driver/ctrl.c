@@ -25,6 +25,7 @@
 #include <linux/ktime.h>
 #include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/sched/mm.h>
 #include <linux/slab.h>
 
 #include "internal.h"
@@ -64,6 +65,47 @@ static const char *sz(struct nvme_hmb_sz *b, u64 bytes)
 	return b->s;
 }
 
+/* The least reclaim may leave; 0 means it may turn the HMB off. */
+static u64 nvme_hmb_reclaim_floor(struct nvme_hmb_ctrl *ctrl, bool severe)
+{
+	u64 floor = READ_ONCE(ctrl->reclaim_floor);
+
+	if (severe)
+		return floor;
+	return max(floor, round_up(ctrl->caps.min,
+				   max_t(u64, PAGE_SIZE, NVME_HMB_PAGE)));
+}
+
+/* Bytes that freeing whole buffers from the tail gives, keeping @floor. */
+static u64 nvme_hmb_tail_above(const struct nvme_hmb_buf *buf, u64 floor)
+{
+	u64 keep = buf->size;
+	u32 i = buf->nr_chunks;
+
+	while (i && keep - buf->chunks[i - 1].size >= floor)
+		keep -= buf->chunks[--i].size;
+	return buf->size - keep;
+}
+
+/*
+ * What the shrinker may count on, exactly: whole buffers down to HMMIN (or
+ * the floor) normally; under severe pressure also the rest, since below
+ * HMMIN means off, unless the user's floor is at HMMIN or above.
+ */
+static void nvme_hmb_update_reclaimable(struct nvme_hmb_ctrl *ctrl)
+{
+	u64 normal = 0, severe = 0, floor = ctrl->reclaim_floor;
+
+	if (ctrl->state == NVME_HMB_ENABLED) {
+		normal = nvme_hmb_tail_above(&ctrl->buf,
+					     nvme_hmb_reclaim_floor(ctrl, false));
+		severe = floor < ctrl->caps.min ? ctrl->buf.size :
+			 nvme_hmb_tail_above(&ctrl->buf, floor);
+	}
+	WRITE_ONCE(ctrl->reclaimable[0], normal);
+	WRITE_ONCE(ctrl->reclaimable[1], severe);
+}
+
 static void nvme_hmb_cmd_error(struct nvme_hmb_ctrl *ctrl, const char *what,
 			       int ret)
 {
@@ -98,19 +140,18 @@ static int nvme_hmb_set_features(struct nvme_hmb_ctrl *ctrl, bool enable,
 /* Read the attributes back and compare them with what was set. */
 static void nvme_hmb_verify(struct nvme_hmb_ctrl *ctrl)
 {
+	void *data = ctrl->attr_buf;
 	struct nvme_hmb_attrs attrs;
 	u32 cdw0 = 0;
-	void *data;
 	int ret;
 
-	data = kzalloc(NVME_HMB_ATTR_LEN, GFP_KERNEL);
-	if (!data)
-		return;
+	/* Preallocated: this runs on the reclaim path too. */
+	memset(data, 0, NVME_HMB_ATTR_LEN);
 	ret = ctrl->port->ops->get_features(ctrl->port, data, &cdw0);
 	if (ret) {
 		ctrl->stats.cmd_failures++;
 		nvme_hmb_cmd_error(ctrl, "read-back (Get Features)", ret);
-		goto out;
+		return;
 	}
 	nvme_hmb_decode_attrs(data, cdw0, &attrs);
 	if (!attrs.ehm ||
@@ -124,8 +165,6 @@ static void nvme_hmb_verify(struct nvme_hmb_ctrl *ctrl)
 				     ctrl->buf.size >> NVME_HMB_PAGE_SHIFT,
 				     ctrl->buf.nr_chunks);
 	}
-out:
-	kfree(data);
 }
 
 /*
@@ -164,6 +203,7 @@ static void nvme_hmb_release(struct nvme_hmb_ctrl *ctrl)
 	nvme_hmb_buf_free(ctrl->port->dma_dev, &ctrl->buf);
 	ctrl->state = NVME_HMB_OFF;
 	ctrl->mr_valid = false;
+	nvme_hmb_update_reclaimable(ctrl);
 }
 
 /*
@@ -191,6 +231,7 @@ static int nvme_hmb_enable(struct nvme_hmb_ctrl *ctrl, bool mr)
 	}
 	if (!ret) {
 		ctrl->state = NVME_HMB_ENABLED;
+		nvme_hmb_update_reclaimable(ctrl);
 		ctrl->mr_valid = true;
 		ctrl->stats.enables++;
 		if (mr)
@@ -495,11 +536,12 @@ int nvme_hmb_set_limit(struct nvme_hmb_ctrl *ctrl, u64 limit)
 	mutex_lock(&ctrl->lock);
 	if (ctrl->gone) {
 		ret = -ENODEV;
-	} else if (ctrl->state == NVME_HMB_SUSPENDED ||
+	} else if (ctrl->sleeping || ctrl->state == NVME_HMB_SUSPENDED ||
 		   ctrl->state == NVME_HMB_FAILED) {
 		ret = -EBUSY;
 	} else {
 		ctrl->limit = limit;
+		ctrl->shrunk = false;
 		ret = nvme_hmb_apply(ctrl);
 	}
 	mutex_unlock(&ctrl->lock);
@@ -561,8 +603,12 @@ void nvme_hmb_report_reset(struct nvme_hmb_ctrl *ctrl)
 	if (ctrl->gone)
 		goto out;
 	ctrl->stats.resets++;
+	/* A reset disabled the HMB: the memory is the host's again. */
 	if (ctrl->state == NVME_HMB_ENABLED || ctrl->state == NVME_HMB_FAILED) {
 		ctrl->state = NVME_HMB_SUSPENDED;
+		/* In system sleep, the wake-up gives it back. */
+		if (ctrl->sleeping)
+			goto out;
 		dev_info_ratelimited(ctrl->port->dev,
 				     "HMB disabled by a controller reset; returning it\n");
 		if (!nvme_hmb_enable(ctrl, true))
@@ -629,6 +675,289 @@ void nvme_hmb_set_alloc_hook(struct nvme_hmb_ctrl *ctrl,
 	mutex_unlock(&ctrl->lock);
 }
 EXPORT_SYMBOL_NS_GPL(nvme_hmb_set_alloc_hook, NVME_HMB_NS);
+
+/* ---------------------------------------------------------------------
+ * Memory pressure: reclaim and regrow
+ */
+
+/**
+ * nvme_hmb_reclaimable() - bytes reclaim could take now, without locks
+ * @ctrl: the controller
+ * @severe: whether reclaim may go below HMMIN
+ *
+ * For the shrinker's count: whole buffers from the tail, as reclaim frees
+ * them, less what was already asked for.
+ *
+ * Return: bytes.
+ */
+u64 nvme_hmb_reclaimable(struct nvme_hmb_ctrl *ctrl, bool severe)
+{
+	u64 can = READ_ONCE(ctrl->reclaimable[severe]);
+	u64 pending = atomic64_read(&ctrl->reclaim_pending);
+
+	if (!READ_ONCE(ctrl->reclaim) || READ_ONCE(ctrl->sleeping) ||
+	    !nvme_hmb_size(ctrl) || can <= pending)
+		return 0;
+	return can - pending;
+}
+EXPORT_SYMBOL_NS_GPL(nvme_hmb_reclaimable, NVME_HMB_NS);
+
+/**
+ * nvme_hmb_reclaim_locked() - give memory back from the tail
+ * @ctrl: the controller, lock held, in the reclaim work
+ * @want: bytes asked for
+ * @severe: whether to go below HMMIN, and then to off
+ *
+ * Whole buffers, smallest (last) first, never below the floor: HMMIN (or
+ * the reclaim floor, if higher) normally; the reclaim floor, which may be
+ * 0 (off), under severe pressure.  Disable, trim, enable fresh: the list
+ * changed, so MR does not apply.
+ */
+void nvme_hmb_reclaim_locked(struct nvme_hmb_ctrl *ctrl, u64 want, bool severe)
+{
+	u64 floor = nvme_hmb_reclaim_floor(ctrl, severe);
+	u64 size = ctrl->buf.size, keep = size;
+	struct nvme_hmb_sz a, b;
+	u32 i = ctrl->buf.nr_chunks;
+
+	if (ctrl->gone || ctrl->sleeping || !ctrl->reclaim ||
+	    ctrl->state != NVME_HMB_ENABLED || size <= floor)
+		return;
+	want = min(want, size - floor);
+	while (i && keep > size - want)
+		keep -= ctrl->buf.chunks[--i].size;
+	if (keep < floor)
+		keep += ctrl->buf.chunks[i].size;
+	if (keep >= size)
+		return;
+
+	if (keep < round_up(ctrl->caps.min, NVME_HMB_PAGE)) {
+		/* Below HMMIN an HMB is useless: off. */
+		if (!nvme_hmb_teardown_locked(ctrl))
+			return;
+		ctrl->reason = NVME_HMB_R_RECLAIMED;
+	} else {
+		if (nvme_hmb_disable(ctrl))
+			return;
+		nvme_hmb_buf_trim(ctrl->port->dma_dev, &ctrl->buf, keep);
+		ctrl->reason = NVME_HMB_R_RECLAIMED;
+		if (nvme_hmb_enable(ctrl, false))
+			return;
+		ctrl->reason = NVME_HMB_R_RECLAIMED;
+	}
+	ctrl->stats.reclaims++;
+	ctrl->stats.pages_reclaimed += (size - ctrl->buf.size) >>
+				       NVME_HMB_PAGE_SHIFT;
+	/* Reclaimed again soon after a regrow: wait longer next time. */
+	if (!ctrl->shrunk && ctrl->stats.regrows &&
+	    time_before(jiffies, ctrl->last_reclaim +
+			2 * nvme_hmb_regrow_quiet_sec * HZ *
+			(ctrl->regrow_backoff ?: 1)))
+		ctrl->regrow_backoff = min(16U, 2 * (ctrl->regrow_backoff ?: 1));
+	ctrl->shrunk = true;
+	ctrl->last_reclaim = jiffies;
+	dev_info_ratelimited(ctrl->port->dev,
+			     "HMB reclaimed under memory pressure: %s -> %s\n",
+			     sz(&a, size), sz(&b, ctrl->buf.size));
+}
+EXPORT_SYMBOL_NS_GPL(nvme_hmb_reclaim_locked, NVME_HMB_NS);
+
+static void nvme_hmb_reclaim_work(struct work_struct *work)
+{
+	struct nvme_hmb_ctrl *ctrl = container_of(work, struct nvme_hmb_ctrl,
+						  reclaim_work);
+	unsigned int noio;
+	bool severe;
+	u64 want;
+
+	/* No allocation here may wait for I/O, on this drive or any other. */
+	noio = memalloc_noio_save();
+	mutex_lock(&ctrl->lock);
+	want = atomic64_xchg(&ctrl->reclaim_pending, 0);
+	severe = READ_ONCE(ctrl->reclaim_severe);
+	WRITE_ONCE(ctrl->reclaim_severe, false);
+	nvme_hmb_reclaim_locked(ctrl, want, severe);
+	mutex_unlock(&ctrl->lock);
+	memalloc_noio_restore(noio);
+	if (READ_ONCE(ctrl->shrunk) && !READ_ONCE(ctrl->dying))
+		mod_delayed_work(nvme_hmb_wq, &ctrl->regrow_work,
+				 nvme_hmb_regrow_quiet_sec * HZ);
+}
+
+/**
+ * nvme_hmb_regrow_locked() - grow back to the limit once pressure passed
+ * @ctrl: the controller, lock held, in the regrow work
+ *
+ * Only after a quiet period without any shrinker scan (longer each time
+ * reclaim came back soon after a regrow, up to 16 times), and only when
+ * the memory to add plus an eighth of RAM is available: no allocation
+ * while the system is still reclaiming, no oscillation.
+ */
+void nvme_hmb_regrow_locked(struct nvme_hmb_ctrl *ctrl)
+{
+	unsigned long quiet = nvme_hmb_regrow_quiet_sec * HZ *
+			      (ctrl->regrow_backoff ?: 1);
+	unsigned long last = max(READ_ONCE(nvme_hmb_last_pressure),
+				 ctrl->last_reclaim);
+	u64 before = ctrl->buf.size, need;
+	struct nvme_hmb_sz a, b;
+
+	if (!ctrl->shrunk || ctrl->gone || ctrl->sleeping ||
+	    READ_ONCE(ctrl->dying) ||
+	    (ctrl->state != NVME_HMB_ENABLED && ctrl->state != NVME_HMB_OFF))
+		return;
+	if (time_before(jiffies, last + quiet)) {
+		mod_delayed_work(nvme_hmb_wq, &ctrl->regrow_work,
+				 last + quiet - jiffies);
+		return;
+	}
+	need = min(ctrl->limit, ctrl->caps.pref);
+	need = need > before ? need - before : 0;
+	if ((u64)si_mem_available() << PAGE_SHIFT <
+	    need + ((u64)totalram_pages() << PAGE_SHIFT) / 8) {
+		mod_delayed_work(nvme_hmb_wq, &ctrl->regrow_work, quiet);
+		return;
+	}
+	ctrl->shrunk = false;
+	if (nvme_hmb_apply(ctrl) || ctrl->buf.size <= before)
+		return;
+	ctrl->stats.regrows++;
+	dev_info_ratelimited(ctrl->port->dev, "HMB regrown: %s -> %s\n",
+			     sz(&a, before), sz(&b, ctrl->buf.size));
+}
+EXPORT_SYMBOL_NS_GPL(nvme_hmb_regrow_locked, NVME_HMB_NS);
+
+static void nvme_hmb_regrow_work(struct work_struct *work)
+{
+	struct nvme_hmb_ctrl *ctrl = container_of(to_delayed_work(work),
+						  struct nvme_hmb_ctrl,
+						  regrow_work);
+
+	mutex_lock(&ctrl->lock);
+	nvme_hmb_regrow_locked(ctrl);
+	mutex_unlock(&ctrl->lock);
+}
+
+/**
+ * nvme_hmb_set_reclaim() - the per-controller reclaim knobs
+ * @ctrl: the controller
+ * @on: whether the shrinker may take memory from it
+ * @floor: bytes reclaim never goes below
+ *
+ * Return: 0, or -ENODEV when the controller is gone.
+ */
+int nvme_hmb_set_reclaim(struct nvme_hmb_ctrl *ctrl, bool on, u64 floor)
+{
+	int ret = 0;
+
+	mutex_lock(&ctrl->lock);
+	if (ctrl->gone) {
+		ret = -ENODEV;
+	} else {
+		WRITE_ONCE(ctrl->reclaim, on);
+		WRITE_ONCE(ctrl->reclaim_floor, floor);
+		nvme_hmb_update_reclaimable(ctrl);
+	}
+	mutex_unlock(&ctrl->lock);
+	return ret;
+}
+EXPORT_SYMBOL_NS_GPL(nvme_hmb_set_reclaim, NVME_HMB_NS);
+
+/* ---------------------------------------------------------------------
+ * System sleep
+ */
+
+/**
+ * nvme_hmb_sleep() - before the system sleeps: take the HMB away
+ * @ctrl: the controller
+ * @hibernate: for hibernation, also free the memory
+ *
+ * Suspend keeps the memory to return it (MR=1) on wake-up.  Hibernation
+ * frees it: the image must not carry a buffer a controller may point at,
+ * and after restore it is set up fresh.  A failed disable keeps the memory
+ * (state failed) whatever the sleep.
+ */
+void nvme_hmb_sleep(struct nvme_hmb_ctrl *ctrl, bool hibernate)
+{
+	mutex_lock(&ctrl->lock);
+	if (ctrl->gone || ctrl->sleeping)
+		goto out;
+	ctrl->sleeping = true;
+	if (ctrl->state != NVME_HMB_ENABLED)
+		goto out;
+	if (nvme_hmb_disable(ctrl))
+		goto out;
+	ctrl->stats.suspends++;
+	ctrl->awake_reason = ctrl->reason;
+	ctrl->reason = NVME_HMB_R_SLEEP;
+	if (hibernate) {
+		nvme_hmb_release(ctrl);
+		ctrl->reason = NVME_HMB_R_SLEEP;
+		ctrl->shrunk = true;	/* set up again on wake-up */
+	}
+out:
+	mutex_unlock(&ctrl->lock);
+}
+EXPORT_SYMBOL_NS_GPL(nvme_hmb_sleep, NVME_HMB_NS);
+
+/**
+ * nvme_hmb_wake() - after the system woke: give the HMB back
+ * @ctrl: the controller
+ * @fresh: after hibernation or restore: never MR
+ */
+void nvme_hmb_wake(struct nvme_hmb_ctrl *ctrl, bool fresh)
+{
+	bool rebuild;
+
+	mutex_lock(&ctrl->lock);
+	if (ctrl->gone || !ctrl->sleeping)
+		goto out;
+	ctrl->sleeping = false;
+	if (fresh)
+		ctrl->mr_valid = false;
+	rebuild = ctrl->state == NVME_HMB_OFF && ctrl->reason == NVME_HMB_R_SLEEP;
+	if (ctrl->state == NVME_HMB_SUSPENDED) {
+		if (!nvme_hmb_enable(ctrl, !fresh)) {
+			ctrl->reason = ctrl->awake_reason;
+			ctrl->stats.resumes++;
+			nvme_hmb_report_enabled(ctrl, "re-enabled after sleep");
+		}
+	} else if (rebuild) {
+		ctrl->shrunk = false;
+		if (!nvme_hmb_setup(ctrl))
+			ctrl->stats.resumes++;
+	}
+out:
+	mutex_unlock(&ctrl->lock);
+}
+EXPORT_SYMBOL_NS_GPL(nvme_hmb_wake, NVME_HMB_NS);
+
+/**
+ * nvme_hmb_ctrl_init() - initialise the engine's per-controller work
+ * @ctrl: a controller being attached
+ */
+void nvme_hmb_ctrl_init(struct nvme_hmb_ctrl *ctrl)
+{
+	mutex_init(&ctrl->lock);
+	INIT_LIST_HEAD(&ctrl->node);
+	INIT_WORK(&ctrl->reclaim_work, nvme_hmb_reclaim_work);
+	INIT_DELAYED_WORK(&ctrl->regrow_work, nvme_hmb_regrow_work);
+	atomic64_set(&ctrl->reclaim_pending, 0);
+	ctrl->reclaim = true;
+}
+
+/**
+ * nvme_hmb_ctrl_stop_work() - no work runs, or will run, for @ctrl
+ * @ctrl: a controller off the list, no longer seen by the shrinker
+ */
+void nvme_hmb_ctrl_stop_work(struct nvme_hmb_ctrl *ctrl)
+{
+	WRITE_ONCE(ctrl->dying, true);
+	cancel_work_sync(&ctrl->reclaim_work);
+	cancel_delayed_work_sync(&ctrl->regrow_work);
+	/* The reclaim work may have queued a regrow before it saw dying. */
+	cancel_delayed_work_sync(&ctrl->regrow_work);
+}
 
 /* Snapshots for sysfs and tests; values may be stale by the time used. */
 u64 nvme_hmb_size(struct nvme_hmb_ctrl *ctrl)

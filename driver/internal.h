@@ -13,6 +13,7 @@
 #include <linux/nvme.h>
 #include <linux/sizes.h>
 #include <linux/types.h>
+#include <linux/workqueue.h>
 
 #include "compat.h"
 #include "nvme_hmb.h"
@@ -79,6 +80,8 @@ enum nvme_hmb_reason {
 	NVME_HMB_R_DISABLE_FAILED,	/* disable failed: memory kept */
 	NVME_HMB_R_IDENTIFY_FAILED,	/* Identify could not be read */
 	NVME_HMB_R_GONE,		/* controller removed */
+	NVME_HMB_R_RECLAIMED,		/* shrunk under memory pressure */
+	NVME_HMB_R_SLEEP,		/* disabled for system sleep */
 	NVME_HMB_R_NR
 };
 
@@ -203,11 +206,21 @@ struct nvme_hmb_stats {
 	u64 resets;
 	u64 verify_mismatches;
 	u64 setup_us;
+	u64 reclaims;
+	u64 pages_reclaimed;		/* 4 KiB pages */
+	u64 regrows;
+	u64 suspends;
+	u64 resumes;
 };
 
 struct nvme_hmb_ctrl {
 	struct kobject kobj;
-	struct list_head node;		/* on nvme_hmb_ctrls */
+	struct list_head node;		/* on nvme_hmb_ctrls, RCU */
+	struct work_struct reclaim_work;
+	struct delayed_work regrow_work;
+	atomic64_t reclaim_pending;	/* bytes the shrinker asked for */
+	bool reclaim_severe;		/* ... and it may go below HMMIN */
+	bool dying;			/* being detached: queue no work */
 	struct mutex lock;		/* protects everything below */
 	struct nvme_hmb_port *port;	/* NULL once detached */
 	bool gone;			/* controller cannot be reached */
@@ -222,11 +235,28 @@ struct nvme_hmb_ctrl {
 	bool mr_valid;			/* buf is what the controller last had */
 	struct nvme_hmb_stats stats;
 	struct nvme_hmb_alloc_hook hook;
+	void *attr_buf;			/* Get Features data, preallocated */
+	bool reclaim;			/* the shrinker may take memory */
+	u64 reclaimable[2];		/* whole buffers above the floor:
+					 * [0] normally, [1] under severe
+					 * pressure; kept by the lock holder
+					 */
+	u64 reclaim_floor;		/* bytes reclaim never goes below */
+	bool shrunk;			/* below the limit because of reclaim */
+	unsigned long last_reclaim;	/* jiffies */
+	unsigned int regrow_backoff;	/* quiet period multiplier */
+	bool sleeping;			/* disabled for system sleep */
+	enum nvme_hmb_reason awake_reason; /* reason before sleep */
 };
 
-/* Module parameters (main.c). */
+/* Module parameters and the registry (main.c). */
 extern unsigned int nvme_hmb_default_limit_mib;
 extern unsigned int nvme_hmb_max_chunk_kib;
+extern unsigned int nvme_hmb_regrow_quiet_sec;
+extern struct list_head nvme_hmb_ctrls;
+extern struct workqueue_struct *nvme_hmb_wq;
+void nvme_hmb_sleep_all(bool hibernate);
+void nvme_hmb_wake_all(bool fresh);
 
 const char *nvme_hmb_state_str(enum nvme_hmb_state state);
 bool nvme_hmb_teardown_locked(struct nvme_hmb_ctrl *ctrl);
@@ -240,6 +270,25 @@ enum nvme_hmb_state nvme_hmb_state(struct nvme_hmb_ctrl *ctrl);
 enum nvme_hmb_reason nvme_hmb_reason(struct nvme_hmb_ctrl *ctrl);
 int nvme_hmb_suspend(struct nvme_hmb_ctrl *ctrl);
 int nvme_hmb_resume(struct nvme_hmb_ctrl *ctrl);
+void nvme_hmb_ctrl_init(struct nvme_hmb_ctrl *ctrl);
+void nvme_hmb_ctrl_stop_work(struct nvme_hmb_ctrl *ctrl);
+u64 nvme_hmb_reclaimable(struct nvme_hmb_ctrl *ctrl, bool severe);
+void nvme_hmb_reclaim_locked(struct nvme_hmb_ctrl *ctrl, u64 want,
+			     bool severe);
+void nvme_hmb_regrow_locked(struct nvme_hmb_ctrl *ctrl);
+void nvme_hmb_sleep(struct nvme_hmb_ctrl *ctrl, bool hibernate);
+void nvme_hmb_wake(struct nvme_hmb_ctrl *ctrl, bool fresh);
+int nvme_hmb_set_reclaim(struct nvme_hmb_ctrl *ctrl, bool on, u64 floor);
+
+/* ---------------------------------------------------------------------
+ * shrinker.c and pm.c
+ */
+
+extern unsigned long nvme_hmb_last_pressure;	/* jiffies of the last scan */
+int nvme_hmb_shrinker_init(void);
+void nvme_hmb_shrinker_exit(void);
+int nvme_hmb_pm_init(void);
+void nvme_hmb_pm_exit(void);
 
 /* ---------------------------------------------------------------------
  * sysfs.c: /sys/kernel/nvme_hmb/<name>/

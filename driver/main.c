@@ -11,6 +11,7 @@
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
+#include <linux/rculist.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 
@@ -86,6 +87,24 @@ module_param_cb(max_chunk_kib, &nvme_hmb_chunk_param_ops,
 MODULE_PARM_DESC(max_chunk_kib,
 		 "Largest single buffer in KiB, 0 for no cap beyond the limit (default: 0)");
 
+unsigned int nvme_hmb_regrow_quiet_sec = 30;
+
+static int nvme_hmb_quiet_param_set(const char *val,
+				    const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 1, 3600);
+}
+
+static const struct kernel_param_ops nvme_hmb_quiet_param_ops = {
+	.set = nvme_hmb_quiet_param_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(regrow_quiet_sec, &nvme_hmb_quiet_param_ops,
+		&nvme_hmb_regrow_quiet_sec, 0644);
+MODULE_PARM_DESC(regrow_quiet_sec,
+		 "Seconds without memory pressure before a reclaimed HMB grows back, 1-3600 (default 30)");
+
 /* The limit, in bytes, that a controller attached now starts with. */
 static u64 nvme_hmb_initial_limit(void)
 {
@@ -102,8 +121,46 @@ static u64 nvme_hmb_initial_limit(void)
  * Registry
  */
 
-static LIST_HEAD(nvme_hmb_ctrls);
-static DEFINE_MUTEX(nvme_hmb_ctrls_lock);	/* protects nvme_hmb_ctrls */
+/*
+ * Attached controllers.  Changed under nvme_hmb_ctrls_lock; the shrinker
+ * walks it under RCU only, since reclaim may run while the mutex is held
+ * by an allocating attach.
+ */
+LIST_HEAD(nvme_hmb_ctrls);
+static DEFINE_MUTEX(nvme_hmb_ctrls_lock);
+
+/* Reclaim and regrow work; WQ_MEM_RECLAIM: it runs under memory pressure. */
+struct workqueue_struct *nvme_hmb_wq;
+
+/**
+ * nvme_hmb_sleep_all() - take every HMB away before system sleep
+ * @hibernate: for hibernation: free the memory too
+ *
+ * With the registry lock held: attach and detach wait for the transition.
+ */
+void nvme_hmb_sleep_all(bool hibernate)
+{
+	struct nvme_hmb_ctrl *ctrl;
+
+	mutex_lock(&nvme_hmb_ctrls_lock);
+	list_for_each_entry(ctrl, &nvme_hmb_ctrls, node)
+		nvme_hmb_sleep(ctrl, hibernate);
+	mutex_unlock(&nvme_hmb_ctrls_lock);
+}
+
+/**
+ * nvme_hmb_wake_all() - give every HMB back after system sleep
+ * @fresh: after hibernation or restore: never MR
+ */
+void nvme_hmb_wake_all(bool fresh)
+{
+	struct nvme_hmb_ctrl *ctrl;
+
+	mutex_lock(&nvme_hmb_ctrls_lock);
+	list_for_each_entry(ctrl, &nvme_hmb_ctrls, node)
+		nvme_hmb_wake(ctrl, fresh);
+	mutex_unlock(&nvme_hmb_ctrls_lock);
+}
 
 static struct nvme_hmb_ctrl *nvme_hmb_find_locked(const char *name)
 {
@@ -157,12 +214,16 @@ struct nvme_hmb_ctrl *nvme_hmb_attach(struct nvme_hmb_port *port)
 	ctrl = kzalloc(sizeof(*ctrl), GFP_KERNEL);
 	if (!ctrl)
 		return ERR_PTR(-ENOMEM);
-	mutex_init(&ctrl->lock);
-	INIT_LIST_HEAD(&ctrl->node);
+	nvme_hmb_ctrl_init(ctrl);
 	ctrl->port = port;
 	strscpy(ctrl->name, port->name, sizeof(ctrl->name));
 	ctrl->limit = nvme_hmb_initial_limit();
 	nvme_hmb_kobj_init(ctrl);
+	ctrl->attr_buf = kmalloc(NVME_HMB_ATTR_LEN, GFP_KERNEL);
+	if (!ctrl->attr_buf) {
+		nvme_hmb_kobj_put(ctrl);
+		return ERR_PTR(-ENOMEM);
+	}
 
 	ret = port->ops->identify(port, &ctrl->id);
 	if (ret) {
@@ -180,7 +241,7 @@ struct nvme_hmb_ctrl *nvme_hmb_attach(struct nvme_hmb_port *port)
 	} else {
 		ret = nvme_hmb_kobj_add(ctrl);
 		if (!ret)
-			list_add_tail(&ctrl->node, &nvme_hmb_ctrls);
+			list_add_tail_rcu(&ctrl->node, &nvme_hmb_ctrls);
 	}
 	mutex_unlock(&nvme_hmb_ctrls_lock);
 	if (ret) {
@@ -205,8 +266,11 @@ void nvme_hmb_detach(struct nvme_hmb_ctrl *ctrl)
 	u64 size;
 
 	mutex_lock(&nvme_hmb_ctrls_lock);
-	list_del_init(&ctrl->node);
+	list_del_rcu(&ctrl->node);
 	mutex_unlock(&nvme_hmb_ctrls_lock);
+	/* No shrinker walk sees it now, so no new work gets queued. */
+	synchronize_rcu();
+	nvme_hmb_ctrl_stop_work(ctrl);
 
 	mutex_lock(&ctrl->lock);
 	size = ctrl->buf.size;
@@ -234,17 +298,39 @@ static int __init nvme_hmb_init(void)
 {
 	int ret;
 
+	nvme_hmb_wq = alloc_workqueue("nvme_hmb", WQ_UNBOUND | WQ_MEM_RECLAIM,
+				      1);
+	if (!nvme_hmb_wq)
+		return -ENOMEM;
 	ret = nvme_hmb_sysfs_init();
 	if (ret)
-		return ret;
+		goto err_wq;
+	ret = nvme_hmb_pm_init();
+	if (ret)
+		goto err_sysfs;
+	/* Register with the outside world last. */
+	ret = nvme_hmb_shrinker_init();
+	if (ret)
+		goto err_pm;
 	pr_info("loaded; default limit %llu MiB\n",
 		nvme_hmb_initial_limit() >> 20);
 	return 0;
+
+err_pm:
+	nvme_hmb_pm_exit();
+err_sysfs:
+	nvme_hmb_sysfs_exit();
+err_wq:
+	destroy_workqueue(nvme_hmb_wq);
+	return ret;
 }
 
 static void __exit nvme_hmb_exit(void)
 {
+	nvme_hmb_shrinker_exit();
+	nvme_hmb_pm_exit();
 	nvme_hmb_sysfs_exit();
+	destroy_workqueue(nvme_hmb_wq);
 }
 
 module_init(nvme_hmb_init);

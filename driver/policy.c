@@ -32,6 +32,8 @@ static const char * const nvme_hmb_reason_strs[NVME_HMB_R_NR] = {
 	[NVME_HMB_R_DISABLE_FAILED]	= "disable failed, memory kept for the controller",
 	[NVME_HMB_R_IDENTIFY_FAILED]	= "Identify Controller failed",
 	[NVME_HMB_R_GONE]		= "controller removed",
+	[NVME_HMB_R_RECLAIMED]		= "reclaimed under memory pressure",
+	[NVME_HMB_R_SLEEP]		= "disabled for system sleep",
 };
 
 /**

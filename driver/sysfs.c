@@ -122,16 +122,75 @@ static ssize_t stats_show(struct kobject *kobj, struct kobj_attribute *attr,
 			  "mr_refusals %llu\n"
 			  "resets %llu\n"
 			  "verify_mismatches %llu\n"
-			  "setup_us %llu\n",
+			  "setup_us %llu\n"
+			  "reclaims %llu\n"
+			  "pages_reclaimed %llu\n"
+			  "regrows %llu\n"
+			  "suspends %llu\n"
+			  "resumes %llu\n",
 			  READ_ONCE(s->enables), READ_ONCE(s->disables),
 			  READ_ONCE(s->resizes), READ_ONCE(s->alloc_failures),
 			  READ_ONCE(s->cmd_failures), READ_ONCE(s->mr_enables),
 			  READ_ONCE(s->mr_refusals), READ_ONCE(s->resets),
 			  READ_ONCE(s->verify_mismatches),
-			  READ_ONCE(s->setup_us));
+			  READ_ONCE(s->setup_us), READ_ONCE(s->reclaims),
+			  READ_ONCE(s->pages_reclaimed), READ_ONCE(s->regrows),
+			  READ_ONCE(s->suspends), READ_ONCE(s->resumes));
 }
 
 static struct kobj_attribute stats_attr = __ATTR_RO(stats);
+
+static ssize_t reclaim_show(struct kobject *kobj, struct kobj_attribute *attr,
+			    char *buf)
+{
+	return sysfs_emit(buf, "%d\n", READ_ONCE(to_ctrl(kobj)->reclaim));
+}
+
+static ssize_t reclaim_store(struct kobject *kobj, struct kobj_attribute *attr,
+			     const char *buf, size_t count)
+{
+	struct nvme_hmb_ctrl *ctrl = to_ctrl(kobj);
+	unsigned int on;
+	int ret;
+
+	ret = kstrtouint(buf, 10, &on);
+	if (ret)
+		return ret;
+	if (on > 1)
+		return -ERANGE;
+	ret = nvme_hmb_set_reclaim(ctrl, on, READ_ONCE(ctrl->reclaim_floor));
+	return ret ? ret : count;
+}
+
+static struct kobj_attribute reclaim_attr = __ATTR_RW(reclaim);
+
+static ssize_t reclaim_floor_mib_show(struct kobject *kobj,
+				      struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%llu\n",
+			  READ_ONCE(to_ctrl(kobj)->reclaim_floor) >> 20);
+}
+
+static ssize_t reclaim_floor_mib_store(struct kobject *kobj,
+				       struct kobj_attribute *attr,
+				       const char *buf, size_t count)
+{
+	struct nvme_hmb_ctrl *ctrl = to_ctrl(kobj);
+	unsigned int mib;
+	int ret;
+
+	ret = kstrtouint(buf, 10, &mib);
+	if (ret)
+		return ret;
+	if (mib > NVME_HMB_LIMIT_MAX_MIB)
+		return -ERANGE;
+	ret = nvme_hmb_set_reclaim(ctrl, READ_ONCE(ctrl->reclaim),
+				   (u64)mib << 20);
+	return ret ? ret : count;
+}
+
+static struct kobj_attribute reclaim_floor_mib_attr =
+	__ATTR_RW(reclaim_floor_mib);
 
 static struct attribute *nvme_hmb_ctrl_attrs[] = {
 	&hmpre_kib_attr.attr,
@@ -144,13 +203,18 @@ static struct attribute *nvme_hmb_ctrl_attrs[] = {
 	&state_attr.attr,
 	&reason_attr.attr,
 	&stats_attr.attr,
+	&reclaim_attr.attr,
+	&reclaim_floor_mib_attr.attr,
 	NULL
 };
 ATTRIBUTE_GROUPS(nvme_hmb_ctrl);
 
 static void nvme_hmb_ctrl_release(struct kobject *kobj)
 {
-	kfree(to_ctrl(kobj));
+	struct nvme_hmb_ctrl *ctrl = to_ctrl(kobj);
+
+	kfree(ctrl->attr_buf);
+	kfree(ctrl);
 }
 
 static const struct kobj_type nvme_hmb_ctrl_ktype = {

@@ -454,3 +454,182 @@ static struct kunit_suite nvme_hmb_ctrl_suite = {
 };
 
 kunit_test_suite(nvme_hmb_ctrl_suite);
+
+/* ---------------------------------------------------------------------
+ * Memory pressure and system sleep (suite nvme_hmb_reclaim)
+ */
+
+static void reclaim(struct nvme_hmb_ctrl *ctrl, u64 want, bool severe)
+{
+	mutex_lock(&ctrl->lock);
+	nvme_hmb_reclaim_locked(ctrl, want, severe);
+	mutex_unlock(&ctrl->lock);
+}
+
+static void reclaim_from_tail(struct kunit *test)
+{
+	struct ctrl_test *t;
+
+	new_mock(test, &bg5);
+	t = test->priv;
+	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
+	/* HMMIN is 14 MiB: twelve 4 MiB buffers can go, not 50 MiB. */
+	KUNIT_EXPECT_EQ(test, nvme_hmb_reclaimable(t->ctrl, false), MIB(48));
+	KUNIT_EXPECT_EQ(test, nvme_hmb_reclaimable(t->ctrl, true), MIB(64));
+	/* 6 MiB asked: whole 4 MiB buffers, so 8 MiB go. */
+	reclaim(t->ctrl, MIB(6), false);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(56));
+	KUNIT_EXPECT_EQ(test, nvme_hmb_nr_descs(t->ctrl), 14);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_reason(t->ctrl), NVME_HMB_R_RECLAIMED);
+	KUNIT_EXPECT_EQ(test, t->ctrl->stats.reclaims, 1);
+	KUNIT_EXPECT_EQ(test, t->ctrl->stats.pages_reclaimed, MIB(8) >> 12);
+	expect_agree(test);
+}
+
+static void reclaim_stops_at_hmmin(struct kunit *test)
+{
+	struct ctrl_test *t;
+
+	new_mock(test, &bg5);
+	t = test->priv;
+	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
+	/* HMMIN is 14 MiB: 16 MiB (four buffers) is the least kept. */
+	reclaim(t->ctrl, MIB(1024), false);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(16));
+	KUNIT_EXPECT_EQ(test, nvme_hmb_reclaimable(t->ctrl, false), 0);
+	expect_agree(test);
+	/* Severe pressure: below HMMIN means off. */
+	reclaim(t->ctrl, MIB(4), true);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_OFF);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_reason(t->ctrl), NVME_HMB_R_RECLAIMED);
+	expect_agree(test);
+}
+
+static void reclaim_floor_and_opt_out(struct kunit *test)
+{
+	struct ctrl_test *t;
+
+	new_mock(test, &bg5);
+	t = test->priv;
+	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_set_reclaim(t->ctrl, true, MIB(40)), 0);
+	reclaim(t->ctrl, MIB(1024), true);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(40));
+	KUNIT_ASSERT_EQ(test, nvme_hmb_set_reclaim(t->ctrl, false, 0), 0);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_reclaimable(t->ctrl, true), 0);
+	reclaim(t->ctrl, MIB(1024), true);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(40));
+	expect_agree(test);
+}
+
+static void regrow_after_quiet(struct kunit *test)
+{
+	unsigned long long_ago = jiffies - 3600 * HZ;
+	struct ctrl_test *t;
+
+	new_mock(test, &bg5);
+	t = test->priv;
+	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
+	reclaim(t->ctrl, MIB(1024), false);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_size(t->ctrl), MIB(16));
+
+	/* Pressure just now: no regrow. */
+	mutex_lock(&t->ctrl->lock);
+	nvme_hmb_regrow_locked(t->ctrl);
+	mutex_unlock(&t->ctrl->lock);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(16));
+
+	/* An hour of quiet: back to the limit. */
+	mutex_lock(&t->ctrl->lock);
+	t->ctrl->last_reclaim = long_ago;
+	WRITE_ONCE(nvme_hmb_last_pressure, long_ago);
+	nvme_hmb_regrow_locked(t->ctrl);
+	mutex_unlock(&t->ctrl->lock);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(64));
+	KUNIT_EXPECT_EQ(test, t->ctrl->stats.regrows, 1);
+	expect_agree(test);
+}
+
+static void suspend_keeps_and_returns(struct kunit *test)
+{
+	struct nvme_hmb_mock_view v;
+	struct ctrl_test *t;
+
+	new_mock(test, &bg5);
+	t = test->priv;
+	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
+	nvme_hmb_sleep(t->ctrl, false);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_SUSPENDED);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_reason(t->ctrl), NVME_HMB_R_SLEEP);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(32)), -EBUSY);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_reclaimable(t->ctrl, true), 0);
+	/* nvme-pci reset the controller on the way back: still returned. */
+	nvme_hmb_mock_reset(t->mock);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_SUSPENDED);
+	nvme_hmb_wake(t->ctrl, false);
+	nvme_hmb_mock_view(t->mock, &v);
+	KUNIT_EXPECT_EQ(test, v.mr_returns, 1);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_reason(t->ctrl), NVME_HMB_R_GRANTED);
+	KUNIT_EXPECT_EQ(test, t->ctrl->stats.suspends, 1);
+	KUNIT_EXPECT_EQ(test, t->ctrl->stats.resumes, 1);
+	expect_agree(test);
+}
+
+static void hibernation_frees_and_rebuilds(struct kunit *test)
+{
+	struct nvme_hmb_mock_view v;
+	struct ctrl_test *t;
+
+	new_mock(test, &bg5);
+	t = test->priv;
+	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
+	nvme_hmb_sleep(t->ctrl, true);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_OFF);
+	KUNIT_EXPECT_NULL(test, t->ctrl->buf.descs);
+	nvme_hmb_wake(t->ctrl, true);
+	nvme_hmb_mock_view(t->mock, &v);
+	KUNIT_EXPECT_EQ(test, v.mr_returns, 0);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(64));
+	expect_agree(test);
+}
+
+static void sleep_with_failed_disable(struct kunit *test)
+{
+	struct ctrl_test *t;
+
+	new_mock(test, &bg5);
+	t = test->priv;
+	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
+	nvme_hmb_mock_fail_set(t->mock, 0, INVALID_FIELD);
+	/* Even for hibernation, memory the controller may use is kept. */
+	nvme_hmb_sleep(t->ctrl, true);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_FAILED);
+	KUNIT_EXPECT_EQ(test, t->ctrl->buf.size, MIB(64));
+	nvme_hmb_mock_check(t->mock);
+	nvme_hmb_wake(t->ctrl, true);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_FAILED);
+	/* The reset after restore makes it safe, and it is given fresh. */
+	nvme_hmb_mock_reset(t->mock);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
+	expect_agree(test);
+}
+
+static struct kunit_case nvme_hmb_pressure_cases[] = {
+	KUNIT_CASE(reclaim_from_tail),
+	KUNIT_CASE(reclaim_stops_at_hmmin),
+	KUNIT_CASE(reclaim_floor_and_opt_out),
+	KUNIT_CASE(regrow_after_quiet),
+	KUNIT_CASE(suspend_keeps_and_returns),
+	KUNIT_CASE(hibernation_frees_and_rebuilds),
+	KUNIT_CASE(sleep_with_failed_disable),
+	{}
+};
+
+static struct kunit_suite nvme_hmb_pressure_suite = {
+	.name = "nvme_hmb_reclaim",
+	.init = ctrl_test_init,
+	.exit = ctrl_test_exit,
+	.test_cases = nvme_hmb_pressure_cases,
+};
+
+kunit_test_suite(nvme_hmb_pressure_suite);

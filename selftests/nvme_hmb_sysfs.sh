@@ -8,53 +8,9 @@
 # Exit: 0 all passed, 1 a test failed, 4 skipped (not root, or the modules
 # are not installed).
 
-KSFT_SKIP=4
-SYS=/sys/kernel/nvme_hmb
-DBG=/sys/kernel/debug/nvme_hmb_mock
-n=0
-failed=0
+. "$(dirname "$0")/ksft_lib"
 
-ok() {
-	n=$((n + 1))
-	echo "ok $n - $1"
-}
-
-nok() {
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n - $1"
-}
-
-# check DESCRIPTION COMMAND...: one test, passed when COMMAND succeeds
-check() {
-	desc=$1
-	shift
-	if "$@"; then ok "$desc"; else nok "$desc"; fi
-}
-
-eq() { # eq ACTUAL EXPECTED
-	[ "$1" = "$2" ] && return 0
-	echo "# got '$1', expected '$2'"
-	return 1
-}
-
-val() { cat "$1" 2>/dev/null; }
-
-echo "TAP version 13"
-if [ "$(id -u)" != 0 ]; then
-	echo "1..0 # SKIP not root"
-	exit $KSFT_SKIP
-fi
-if ! modinfo nvme_hmb_mock >/dev/null 2>&1; then
-	echo "1..0 # SKIP nvme_hmb_mock is not installed"
-	exit $KSFT_SKIP
-fi
-mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
-
-echo "1..33"
-
-# Start from nothing loaded, whatever ran before.
-modprobe -r nvme_hmb_mock nvme_hmb 2>/dev/null
+ksft_begin 37
 
 # Three drives: KIOXIA BG5-like, Crucial P3 Plus-like, and one HMMAXD 8.
 modprobe nvme_hmb default_limit_mib=128
@@ -68,9 +24,12 @@ modes_ok() {
 		 state reason stats; do
 		eq "$(stat -c %a $SYS/mock0/$f)" 444 || return 1
 	done
-	eq "$(stat -c %a $SYS/mock0/limit_mib)" 644
+	for f in limit_mib reclaim reclaim_floor_mib; do
+		eq "$(stat -c %a $SYS/mock0/$f)" 644 || return 1
+	done
 }
-check "file modes (0444, limit_mib 0644)" modes_ok
+check "file modes (0444; limit_mib, reclaim, reclaim_floor_mib 0644)" \
+	modes_ok
 
 ident_ok() {
 	eq "$(val $SYS/mock1/hmpre_kib)" 32768 &&
@@ -79,19 +38,6 @@ ident_ok() {
 	eq "$(val $SYS/mock1/hmmaxd)" 16
 }
 check "Identify fields agree with the mock parameters" ident_ok
-
-# agree NAME: sysfs and the mock's debugfs view say the same thing
-agree() {
-	s=$(val $SYS/$1/size_kib)
-	eq "$(( $(val $DBG/$1/hsize) * 4 ))" "$s" &&
-	eq "$(val $DBG/$1/hmdlec)" "$(val $SYS/$1/nr_descs)" &&
-	eq "$(val $DBG/$1/violations)" 0 &&
-	if [ "$s" = 0 ]; then
-		eq "$(val $DBG/$1/ehm)" 0
-	else
-		eq "$(val $DBG/$1/ehm)" 1 && eq "$(val $SYS/$1/state)" enabled
-	fi
-}
 
 profile() { # profile NAME SIZE_KIB NR_DESCS REASON
 	eq "$(val $SYS/$1/size_kib)" "$2" &&
@@ -125,7 +71,8 @@ check "P3 Plus back at 32 MiB" resize mock1 32 32768 enabled
 
 stats_ok() {
 	for k in enables disables resizes alloc_failures cmd_failures \
-		 mr_enables mr_refusals resets verify_mismatches setup_us; do
+		 mr_enables mr_refusals resets verify_mismatches setup_us \
+		 reclaims pages_reclaimed regrows suspends resumes; do
 		grep -q "^$k [0-9][0-9]*$" $SYS/mock0/stats || {
 			echo "# stats: no '$k'"
 			return 1
@@ -142,9 +89,9 @@ snapshot() {
 	     "$(val $DBG/mock0/set_cmds)"
 }
 long=$(head -c 3000 /dev/zero | tr '\0' 9)
-hostile() { # hostile DESCRIPTION VALUE
+hostile() { # hostile DESCRIPTION VALUE [FILE]
 	before=$(snapshot)
-	if printf '%s' "$2" > $SYS/mock0/limit_mib 2>/dev/null; then
+	if printf '%s' "$2" > $SYS/mock0/${3:-limit_mib} 2>/dev/null; then
 		echo "# write of $1 succeeded"
 		return 1
 	fi
@@ -161,6 +108,11 @@ check "rejects hex" hostile hex 0x10
 check "rejects leading space" hostile space " 5"
 check "rejects above 1 TiB (1048577)" hostile range 1048577
 check "rejects a float" hostile float 1.5
+check "reclaim rejects 2" hostile "reclaim 2" 2 reclaim
+check "reclaim rejects 'yes'" hostile "reclaim yes" yes reclaim
+check "reclaim_floor_mib rejects -5" hostile floor-neg -5 reclaim_floor_mib
+check "reclaim_floor_mib rejects 2^64" hostile floor-big \
+	18446744073709551616 reclaim_floor_mib
 empty_ok() {
 	before=$(snapshot)
 	printf '' > $SYS/mock0/limit_mib 2>/dev/null
@@ -182,9 +134,4 @@ check "reading a held file after removal fails cleanly" \
 	sh -c "! cat <&3 >/dev/null 2>&1"
 exec 3<&- 4<&-
 
-rmmod nvme_hmb
-if [ $failed -ne 0 ]; then
-	echo "# $failed of $n failed"
-	exit 1
-fi
-exit 0
+ksft_end

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nvme-hmb: system sleep.
+ *
+ * The PM notifier runs before tasks are frozen and devices suspended, and
+ * after they are resumed and thawed, so admin commands work at both ends.
+ *
+ *  - suspend (S3, s2idle): disable the HMB and keep the memory; on resume
+ *    return it with MR=1 when it is exactly what the controller last had.
+ *    If nvme-pci reset the controller on the way, the backend reports the
+ *    reset; the buffer is returned all the same (a reset leaves the host's
+ *    memory untouched).
+ *  - hibernation: disable and free before the image is made: the image
+ *    never holds a buffer a controller points at, and the image is
+ *    smaller.  After the image is written, or restored, set up fresh
+ *    (MR=0): the restore kernel's controller state means nothing to us.
+ *
+ * APST and other autonomous power-state changes need nothing: the HMB
+ * stays enabled across them and the controller keeps its own contract.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/notifier.h>
+#include <linux/suspend.h>
+
+#include "internal.h"
+
+static int nvme_hmb_pm_notify(struct notifier_block *nb, unsigned long action,
+			      void *unused)
+{
+	switch (action) {
+	case PM_SUSPEND_PREPARE:
+		nvme_hmb_sleep_all(false);
+		break;
+	case PM_HIBERNATION_PREPARE:
+		nvme_hmb_sleep_all(true);
+		break;
+	case PM_POST_SUSPEND:
+		nvme_hmb_wake_all(false);
+		break;
+	case PM_POST_HIBERNATION:
+	case PM_POST_RESTORE:
+		nvme_hmb_wake_all(true);
+		break;
+	}
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block nvme_hmb_pm_nb = {
+	.notifier_call = nvme_hmb_pm_notify,
+};
+
+int nvme_hmb_pm_init(void)
+{
+	return register_pm_notifier(&nvme_hmb_pm_nb);
+}
+
+void nvme_hmb_pm_exit(void)
+{
+	unregister_pm_notifier(&nvme_hmb_pm_nb);
+}

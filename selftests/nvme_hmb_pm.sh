@@ -1,0 +1,85 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# nvme-hmb system-sleep selftest (TAP 13): suspend (pm_test levels of
+# freeze and mem) disables the HMB and returns it with MR=1, pattern
+# intact; hibernation (pm_test levels of disk) frees it and sets it up
+# fresh; with NVME_HMB_REAL_S3=1 also a real S3 cycle woken by the RTC.
+#
+# Exit: 0 all passed, 1 a test failed, 4 skipped (not root, modules or
+# /sys/power/pm_test absent).
+
+. "$(dirname "$0")/ksft_lib"
+
+if [ ! -w /sys/power/pm_test ] && [ "$(id -u)" = 0 ]; then
+	echo "TAP version 13"
+	echo "1..0 # SKIP no /sys/power/pm_test (CONFIG_PM_DEBUG)"
+	exit $KSFT_SKIP
+fi
+
+states=$(cat /sys/power/state 2>/dev/null)
+plan=0
+case " $states " in *" freeze "*) plan=$((plan + 3)) ;; esac
+case " $states " in *" mem "*) plan=$((plan + 5)) ;; esac
+case " $states " in *" disk "*) plan=$((plan + 5)) ;; esac
+[ "${NVME_HMB_REAL_S3:-0}" = 1 ] && plan=$((plan + 1))
+ksft_begin $((plan + 2))
+
+C=mock0
+modprobe nvme_hmb default_limit_mib=128
+modprobe nvme_hmb_mock nr_ctrls=1 hmpre=16384 hmmin=3584 hmminds=1 \
+	hmmaxd=1024
+check "BG5-like mock at 64 MiB" eq "$(val $SYS/$C/size_kib)" 65536
+echo 0 > $SYS/$C/reclaim	# keep sizes steady: this test is about sleep
+echo 1 > /sys/module/suspend/parameters/pm_test_delay 2>/dev/null
+
+# cycle STATE LEVEL: one pm_test cycle, then what must hold after it
+cycle() {
+	_mr=$(val $DBG/$C/mr_returns)
+	_sus=$(stat_of $C suspends)
+	_set=$(val $DBG/$C/set_cmds)
+	echo "$2" > /sys/power/pm_test || return 1
+	echo "$1" > /sys/power/state || {
+		echo "# echo $1 > /sys/power/state failed at level $2"
+		return 1
+	}
+	echo none > /sys/power/pm_test
+	eq "$(stat_of $C suspends)" $((_sus + 1)) &&
+	eq "$(val $SYS/$C/size_kib)" 65536 &&
+	eq "$(val $SYS/$C/reason)" granted &&
+	agree $C || return 1
+	# Suspend returns the buffer (MR=1); hibernation gives a fresh one.
+	if [ "$1" = disk ]; then
+		eq "$(val $DBG/$C/mr_returns)" "$_mr"
+	else
+		eq "$(val $DBG/$C/mr_returns)" $((_mr + 1)) &&
+		eq "$(val $DBG/$C/set_cmds)" $((_set + 2))
+	fi
+}
+
+for s in freeze mem disk; do
+	case " $states " in *" $s "*) ;; *) continue ;; esac
+	case $s in
+	freeze) levels="freezer devices platform" ;;
+	*) levels="freezer devices platform processors core" ;;
+	esac
+	for l in $levels; do
+		check "$s at pm_test $l: HMB off during, back after" cycle $s $l
+	done
+done
+
+if [ "${NVME_HMB_REAL_S3:-0}" = 1 ]; then
+	real_s3() {
+		_mr=$(val $DBG/$C/mr_returns)
+		echo none > /sys/power/pm_test
+		echo 0 > /sys/class/rtc/rtc0/wakealarm
+		echo +3 > /sys/class/rtc/rtc0/wakealarm
+		echo mem > /sys/power/state || return 1
+		eq "$(val $DBG/$C/mr_returns)" $((_mr + 1)) && agree $C
+	}
+	check "real S3, woken by the RTC: returned with MR=1" real_s3
+fi
+
+check "no violation after every cycle" eq "$(val $DBG/$C/violations)" 0
+echo "# stats: $(tr '\n' ' ' < $SYS/$C/stats)"
+ksft_end

@@ -1,0 +1,107 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# nvme-hmb memory-pressure selftest (TAP 13): the shrinker gives HMB back
+# under drop_caches and under a real memory hog (a tmpfs filled until the
+# system reclaims hard), the size agrees with the mock's view at every
+# step, and the HMB grows back once the pressure is gone.  Prints a
+# timeline of sizes as TAP comments.
+#
+# Exit: 0 all passed, 1 a test failed, 4 skipped.
+
+. "$(dirname "$0")/ksft_lib"
+
+ksft_begin 13
+
+C=mock0
+QUIET=8
+modprobe nvme_hmb default_limit_mib=128 regrow_quiet_sec=$QUIET
+modprobe nvme_hmb_mock nr_ctrls=1 hmpre=16384 hmmin=3584 hmminds=1 \
+	hmmaxd=1024
+check "BG5-like mock at 64 MiB" eq "$(val $SYS/$C/size_kib)" 65536
+
+t0=$(cut -d. -f1 /proc/uptime)
+timeline() { # timeline LABEL
+	echo "# t=$(( $(cut -d. -f1 /proc/uptime) - t0 ))s $1:" \
+	     "size_kib $(val $SYS/$C/size_kib)" \
+	     "nr_descs $(val $SYS/$C/nr_descs)" \
+	     "reclaims $(stat_of $C reclaims)" \
+	     "regrows $(stat_of $C regrows)" \
+	     "MemAvailable $(sed -n 's/MemAvailable: *//p' /proc/meminfo)"
+}
+below() { [ "$(val $SYS/$C/size_kib)" -lt "$1" ]; }
+at() { [ "$(val $SYS/$C/size_kib)" = "$1" ]; }
+
+timeline start
+echo 2 > /proc/sys/vm/drop_caches
+check "drop_caches shrinks the HMB" wait_for 10 below 65536
+# Read everything at once, before a regrow could change it.
+after_size=$(val $SYS/$C/size_kib)
+after_reason=$(val $SYS/$C/reason)
+agree_after=0
+agree $C && agree_after=1
+timeline "after drop_caches"
+check "drop_caches keeps at least HMMIN (14 MiB: 16 MiB in 4 MiB buffers)" \
+	sh -c "[ $after_size -ge 16384 ]"
+check "the mock agrees after reclaim" eq $agree_after 1
+check "reason says reclaimed" eq "$after_reason" \
+	"reclaimed under memory pressure"
+check "regrows after $QUIET s of quiet" wait_for 60 at 65536
+timeline "regrown"
+check "the mock agrees after regrow" agree $C
+
+# Opt-out and floor.
+echo 0 > $SYS/$C/reclaim
+echo 2 > /proc/sys/vm/drop_caches
+sleep 2
+check "reclaim 0: drop_caches leaves it alone" at 65536
+echo 1 > $SYS/$C/reclaim
+echo 40 > $SYS/$C/reclaim_floor_mib
+echo 2 > /proc/sys/vm/drop_caches
+wait_for 10 below 65536
+sleep 1
+check "reclaim_floor_mib 40: never below 40 MiB" \
+	sh -c "[ $(val $SYS/$C/size_kib) -ge 40960 ]"
+echo 0 > $SYS/$C/reclaim_floor_mib
+wait_for 60 at 65536
+timeline "floor test done"
+
+# A real memory hog: unswappable tmpfs pages, 4 MiB at a time, until the
+# kernel reclaims (the HMB shrinks).  min_free_kbytes is raised to 48 MiB
+# so that reclaim starts with a safe margin above the OOM killer; the
+# shrinker giving HMB back is what lets the hog go on.
+mkdir -p /tmp/hog
+mount -t tmpfs -o size=100% hog /tmp/hog
+old_min_free=$(cat /proc/sys/vm/min_free_kbytes)
+echo 49152 > /proc/sys/vm/min_free_kbytes
+free_kib() { sed -n 's/MemFree: *\([0-9]*\).*/\1/p' /proc/meminfo; }
+i=0
+min_size=65536
+while [ "$(free_kib)" -gt 8192 ] && [ $i -lt 1000 ]; do
+	dd if=/dev/zero of=/tmp/hog/f$i bs=1M count=4 2>/dev/null || break
+	i=$((i + 1))
+	s=$(val $SYS/$C/size_kib)
+	[ "$s" -lt "$min_size" ] && min_size=$s
+	[ $((i % 32)) = 0 ] && timeline "hog $((i * 4)) MiB"
+	[ "$s" -lt 65536 ] && break
+done
+timeline "hog $((i * 4)) MiB"
+sleep 2
+s=$(val $SYS/$C/size_kib)
+[ "$s" -lt "$min_size" ] && min_size=$s
+timeline "hog at its peak ($((i * 4)) MiB)"
+check "the hog shrank the HMB (smallest seen: $min_size KiB)" \
+	sh -c "[ $min_size -lt 65536 ]"
+check "the mock agrees under the hog" agree $C
+rm -f /tmp/hog/f*
+umount /tmp/hog
+echo "$old_min_free" > /proc/sys/vm/min_free_kbytes
+timeline "hog gone"
+check "regrows after the hog is gone" wait_for 90 at 65536
+timeline "regrown"
+check "the mock agrees at the end, no violation" agree $C
+echo "# stats: $(tr '\n' ' ' < $SYS/$C/stats)"
+dmesg | grep -E 'HMB (reclaimed|regrown)' | sed 's/^/# dmesg: /'
+
+
+ksft_end
