@@ -241,6 +241,9 @@ static int nvme_hmb_enable(struct nvme_hmb_ctrl *ctrl, bool mr)
 	}
 
 	nvme_hmb_cmd_error(ctrl, "enable (Set Features)", ret);
+	dev_info_ratelimited(ctrl->port->dev,
+			     "HMB: the rejected buffer was %llu KiB in %u descriptors\n",
+			     ctrl->buf.size >> 10, ctrl->buf.nr_chunks);
 	ctrl->reason = NVME_HMB_R_SET_FAILED;
 	if (ret > 0) {
 		ctrl->state = NVME_HMB_SUSPENDED;
@@ -536,7 +539,8 @@ int nvme_hmb_set_limit(struct nvme_hmb_ctrl *ctrl, u64 limit)
 	mutex_lock(&ctrl->lock);
 	if (ctrl->gone) {
 		ret = -ENODEV;
-	} else if (ctrl->sleeping || ctrl->state == NVME_HMB_SUSPENDED ||
+	} else if (ctrl->foreign || ctrl->sleeping ||
+		   ctrl->state == NVME_HMB_SUSPENDED ||
 		   ctrl->state == NVME_HMB_FAILED) {
 		ret = -EBUSY;
 	} else {
@@ -639,6 +643,34 @@ void nvme_hmb_report_gone(struct nvme_hmb_ctrl *ctrl)
 EXPORT_SYMBOL_NS_GPL(nvme_hmb_report_gone, NVME_HMB_NS);
 
 /**
+ * nvme_hmb_report_foreign() - another driver runs the controller's HMB
+ * @ctrl: the controller
+ * @foreign: true when the controller holds a buffer that is not the
+ *	     engine's (after a reset, nvme-pci enabled its own); false when
+ *	     that is over and the engine may set one up (nvme_hmb_start())
+ *
+ * A controller holds one buffer at a time: while it holds another, ours is
+ * not in use and is freed without a command.  No command is sent while
+ * foreign, and resizes return -EBUSY.
+ */
+void nvme_hmb_report_foreign(struct nvme_hmb_ctrl *ctrl, bool foreign)
+{
+	mutex_lock(&ctrl->lock);
+	ctrl->foreign = foreign;
+	if (foreign) {
+		if (ctrl->state != NVME_HMB_OFF) {
+			ctrl->state = NVME_HMB_SUSPENDED;
+			nvme_hmb_release(ctrl);
+		}
+		ctrl->reason = NVME_HMB_R_FOREIGN;
+	} else if (ctrl->reason == NVME_HMB_R_FOREIGN) {
+		ctrl->reason = NVME_HMB_R_NONE;
+	}
+	mutex_unlock(&ctrl->lock);
+}
+EXPORT_SYMBOL_NS_GPL(nvme_hmb_report_foreign, NVME_HMB_NS);
+
+/**
  * nvme_hmb_start() - set the HMB up for the first time
  * @ctrl: an attached controller
  *
@@ -651,7 +683,8 @@ int nvme_hmb_start(struct nvme_hmb_ctrl *ctrl)
 	int ret = 0;
 
 	mutex_lock(&ctrl->lock);
-	if (!ctrl->gone && ctrl->reason != NVME_HMB_R_IDENTIFY_FAILED &&
+	if (!ctrl->gone && !ctrl->foreign &&
+	    ctrl->reason != NVME_HMB_R_IDENTIFY_FAILED &&
 	    ctrl->state == NVME_HMB_OFF)
 		ret = nvme_hmb_setup(ctrl);
 	mutex_unlock(&ctrl->lock);

@@ -31,12 +31,6 @@ struct sg_table;
  */
 #define NVME_HMB_MAX_DESCS	1024
 
-/*
- * Do Not Retry, bit 14 of a status in the Linux convention (NVME_SC_DNR,
- * renamed NVME_STATUS_DNR in 6.11): spelled out to need neither name.
- */
-#define NVME_HMB_STATUS_DNR	BIT(14)
-
 /* Most a limit may be set to, in MiB (1 TiB): keeps HSIZE within 32 bits. */
 #define NVME_HMB_LIMIT_MAX_MIB	1048576U
 
@@ -82,6 +76,7 @@ enum nvme_hmb_reason {
 	NVME_HMB_R_GONE,		/* controller removed */
 	NVME_HMB_R_RECLAIMED,		/* shrunk under memory pressure */
 	NVME_HMB_R_SLEEP,		/* disabled for system sleep */
+	NVME_HMB_R_FOREIGN,		/* another driver runs the HMB */
 	NVME_HMB_R_NR
 };
 
@@ -224,6 +219,7 @@ struct nvme_hmb_ctrl {
 	struct mutex lock;		/* protects everything below */
 	struct nvme_hmb_port *port;	/* NULL once detached */
 	bool gone;			/* controller cannot be reached */
+	bool foreign;			/* another driver runs its HMB */
 	char name[16];
 	struct nvme_hmb_id id;
 	struct nvme_hmb_caps caps;

@@ -21,7 +21,14 @@
 #ifndef _NVME_HMB_H
 #define _NVME_HMB_H
 
+#include <linux/bits.h>
 #include <linux/types.h>
+
+/*
+ * Do Not Retry, bit 14 of a status in the Linux convention (NVME_SC_DNR,
+ * renamed NVME_STATUS_DNR in 6.11): spelled out to need neither name.
+ */
+#define NVME_HMB_STATUS_DNR	BIT(14)
 
 struct device;
 struct nvme_hmb_ctrl;
@@ -85,5 +92,6 @@ void nvme_hmb_detach(struct nvme_hmb_ctrl *ctrl);
 int nvme_hmb_start(struct nvme_hmb_ctrl *ctrl);
 void nvme_hmb_report_reset(struct nvme_hmb_ctrl *ctrl);
 void nvme_hmb_report_gone(struct nvme_hmb_ctrl *ctrl);
+void nvme_hmb_report_foreign(struct nvme_hmb_ctrl *ctrl, bool foreign);
 
 #endif /* _NVME_HMB_H */

@@ -34,6 +34,7 @@ static const char * const nvme_hmb_reason_strs[NVME_HMB_R_NR] = {
 	[NVME_HMB_R_GONE]		= "controller removed",
 	[NVME_HMB_R_RECLAIMED]		= "reclaimed under memory pressure",
 	[NVME_HMB_R_SLEEP]		= "disabled for system sleep",
+	[NVME_HMB_R_FOREIGN]		= "another driver (nvme-pci) runs the HMB",
 };
 
 /**

@@ -367,6 +367,33 @@ static void gone_frees_without_commands(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, after.set_cmds, before.set_cmds);
 }
 
+static void foreign_owner(struct kunit *test)
+{
+	struct nvme_hmb_mock_view before, after;
+	struct ctrl_test *t;
+
+	new_mock(test, &bg5);
+	t = test->priv;
+	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
+	/* A reset, then nvme-pci enabled its own: ours is not in use. */
+	nvme_hmb_mock_raw_set(t->mock, &(struct nvme_hmb_set_cmd){
+		.cdw10 = NVME_FEAT_HOST_MEM_BUF });
+	nvme_hmb_mock_view(t->mock, &before);
+	nvme_hmb_report_foreign(t->ctrl, true);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_OFF);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_reason(t->ctrl), NVME_HMB_R_FOREIGN);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(32)), -EBUSY);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_start(t->ctrl), 0);
+	nvme_hmb_mock_view(t->mock, &after);
+	/* Freed without a word to the controller. */
+	KUNIT_EXPECT_EQ(test, after.set_cmds, before.set_cmds);
+	nvme_hmb_report_foreign(t->ctrl, false);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_start(t->ctrl), 0);
+	/* The refused resize left the limit at 64 MiB. */
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(64));
+	expect_agree(test);
+}
+
 struct raw_case {
 	const char *name;
 	u32 cdw10;
@@ -442,6 +469,7 @@ static struct kunit_case nvme_hmb_ctrl_cases[] = {
 	KUNIT_CASE(fail_each_step),
 	KUNIT_CASE(double_teardown),
 	KUNIT_CASE(gone_frees_without_commands),
+	KUNIT_CASE(foreign_owner),
 	KUNIT_CASE_PARAM(mock_rejects, raw_gen_params),
 	{}
 };

@@ -10,7 +10,7 @@
 
 . "$(dirname "$0")/ksft_lib"
 
-ksft_begin 37
+ksft_begin 38
 
 # Three drives: KIOXIA BG5-like, Crucial P3 Plus-like, and one HMMAXD 8.
 modprobe nvme_hmb default_limit_mib=128
@@ -125,10 +125,31 @@ check "module parameter rejects garbage" \
 	sh -c "! echo 12abc > /sys/module/nvme_hmb/parameters/default_limit_mib 2>/dev/null"
 check "no violations after hostile input" eq "$(val $DBG/mock0/violations)" 0
 
+# Races: resizes from four writers at once, with the engine's own reclaim
+# work (drop_caches) in between; the end state must be consistent.
+racer() { # racer SEED
+	_i=0
+	while [ $_i -lt 25 ]; do
+		echo $(( (_i * 7 + $1 * 13) % 80 )) > $SYS/mock0/limit_mib
+		cat $SYS/mock0/size_kib $SYS/mock0/stats > /dev/null
+		_i=$((_i + 1))
+	done 2>/dev/null
+}
+race_ok() {
+	racer 1 & racer 2 & racer 3 & racer 4 &
+	echo 2 > /proc/sys/vm/drop_caches
+	wait
+	echo 64 > $SYS/mock0/limit_mib &&
+	eq "$(val $SYS/mock0/size_kib)" 65536 && agree mock0
+}
+check "concurrent resizes and reclaim end consistent" race_ok
+
 # Controllers removed while a reader holds a file open.
 exec 3< $SYS/mock0/size_kib
 exec 4< $SYS/mock2/stats
-check "rmmod with files held open" rmmod nvme_hmb_mock
+racer 5 &
+check "rmmod with files held open, a writer running" rmmod nvme_hmb_mock
+wait
 check "directories gone" test ! -e $SYS/mock0 -a ! -e $SYS/mock2
 check "reading a held file after removal fails cleanly" \
 	sh -c "! cat <&3 >/dev/null 2>&1"

@@ -1,0 +1,868 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nvme-hmb backend for NVMe PCIe controllers run by nvme-pci
+ * (nvme_hmb_pci.ko).
+ *
+ * Finds the controllers of PCI functions bound to the "nvme" driver (the
+ * "nvme" class device is a child of the PCI device; its drvdata is the
+ * struct nvme_ctrl), and attaches each one to the engine with ops that
+ * issue admin commands through nvme-core.  The PCI function is the DMA
+ * device, the class device (nvme0) the message device.
+ *
+ * Ownership: exactly one owner per controller.  nvme-pci owns the HMB of
+ * a controller whose Get Features 0Dh says EHM=1 with a descriptor list
+ * that is not ours; nvme-hmb then leaves it alone and says what to do
+ * (nvme.max_host_mem_size_mb=0).  Every Set Features 0Dh the engine sends
+ * goes through a guard that reads Get Features first, under the engine's
+ * per-controller lock: an enable is refused (Command Sequence Error, as
+ * the controller would answer) while another buffer is enabled, and a
+ * disable is not sent when the enabled buffer is not ours.  So the engine
+ * never enables a second buffer and never disables nvme-pci's, in any
+ * order of events.
+ *
+ * Resets: a kprobe on nvme_start_ctrl() (the end of every successful
+ * start or reset) schedules a work item that reports the reset to the
+ * engine, or attaches a controller seen for the first time (hot-plug,
+ * rebind).  Removal: a PCI bus notifier detaches a controller at
+ * BUS_NOTIFY_UNBIND_DRIVER, before nvme-pci's remove, while the admin
+ * queue still works.
+ *
+ * Locking, outermost first: the PCI device lock (held by the driver core
+ * around the notifier; taken by the work), hmb_pci_lock (the list), the
+ * engine's per-controller mutex (held while the ops run), nvme-core's.
+ * The ops never take hmb_pci_lock.  The kprobe handler takes only
+ * hmb_pci_evt_lock, a spinlock, and queues the work.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/bitops.h>
+#include <linux/ctype.h>
+#include <linux/device.h>
+#include <linux/err.h>
+#include <linux/kernel.h>
+#include <linux/kprobes.h>
+#include <linux/list.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/mutex.h>
+#include <linux/notifier.h>
+#include <linux/nvme.h>
+#include <linux/pci.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/string.h>
+#include <linux/workqueue.h>
+#include <asm/unaligned.h>
+
+#include "compat.h"
+#include "nvme_hmb.h"
+#include "nvme-private/nvme.h"
+
+/* What the guard answers for an enable while another buffer is enabled. */
+#define HMB_PCI_SEQ_ERROR	(NVME_SC_CMD_SEQ_ERROR | NVME_HMB_STATUS_DNR)
+
+#define HMB_PCI_MAX_FORCE	8
+#define HMB_PCI_POLL_MS		1000
+#define HMB_PCI_POLL_TRIES	60
+
+/* ---------------------------------------------------------------------
+ * Data structures
+ */
+
+/* One force= entry: the Identify fields a controller is made to show. */
+struct hmb_pci_force {
+	char name[16];
+	struct nvme_hmb_id id;
+	unsigned int given;		/* HMB_PCI_F_* of the fields given */
+};
+
+#define HMB_PCI_F_HMPRE		BIT(0)
+#define HMB_PCI_F_HMMIN		BIT(1)
+#define HMB_PCI_F_HMMINDS	BIT(2)
+#define HMB_PCI_F_HMMAXD	BIT(3)
+
+struct hmb_pci_ctrl {
+	struct nvme_hmb_port port;
+	struct list_head node;		/* hmb_pci_ctrls: lock and evt_lock */
+	struct pci_dev *pdev;		/* reference held */
+	struct nvme_ctrl *nctrl;	/* reference on nctrl->device held */
+	struct nvme_hmb_ctrl *hmb;
+	const struct hmb_pci_force *force;
+	bool reset_pending;		/* under hmb_pci_evt_lock */
+	bool foreign;			/* nvme-pci owns the HMB; READ/WRITE_ONCE */
+
+	/*
+	 * The guard's view, written only by the ops (the engine's lock
+	 * held): the list address of the last enable sent to the
+	 * controller, 0 when the controller holds no buffer of ours.
+	 */
+	u64 sent_hmdla;
+};
+
+static LIST_HEAD(hmb_pci_ctrls);
+static DEFINE_MUTEX(hmb_pci_lock);	/* the list, hmb_pci_exiting */
+static DEFINE_SPINLOCK(hmb_pci_evt_lock); /* the list, reset_pending */
+static bool hmb_pci_exiting;
+
+static struct workqueue_struct *hmb_pci_wq;
+static void hmb_pci_work_fn(struct work_struct *work);
+static DECLARE_DELAYED_WORK(hmb_pci_work, hmb_pci_work_fn);
+static bool hmb_pci_kprobe_on;
+static unsigned int hmb_pci_poll_left;	/* under hmb_pci_lock */
+
+static struct hmb_pci_force hmb_pci_forces[HMB_PCI_MAX_FORCE];
+static unsigned int hmb_pci_nr_forces;
+
+/* ---------------------------------------------------------------------
+ * Module parameter: force= (tests only)
+ */
+
+static char force[256];
+module_param_string(force, force, sizeof(force), 0400);
+MODULE_PARM_DESC(force,
+		 "TEST ONLY, taints the kernel: make controllers show these Identify HMB fields, e.g. nvme0:hmpre=4096,hmmin=1024[,hmminds=N,hmmaxd=N][;nvme1:...] (4 KiB units, decimal)");
+
+/* A decimal number, digits only (no sign, no space, no newline). */
+static int __init hmb_pci_parse_u32(const char *s, u32 max, u32 *val)
+{
+	const char *p;
+
+	if (!*s)
+		return -EINVAL;
+	for (p = s; *p; p++)
+		if (!isdigit(*p))
+			return -EINVAL;
+	if (kstrtou32(s, 10, val))
+		return -EINVAL;
+	return *val > max ? -EINVAL : 0;
+}
+
+/* "nvme" followed by decimal digits, shorter than the port's name. */
+static bool __init hmb_pci_valid_name(const char *name)
+{
+	const char *p;
+
+	if (strncmp(name, "nvme", 4) || !name[4] ||
+	    strlen(name) >= sizeof(((struct nvme_hmb_port *)0)->name))
+		return false;
+	for (p = name + 4; *p; p++)
+		if (!isdigit(*p))
+			return false;
+	return true;
+}
+
+static int __init hmb_pci_parse_entry(char *ent, struct hmb_pci_force *f)
+{
+	static const struct {
+		const char *key;
+		unsigned int flag;
+		u32 max;
+	} keys[] = {
+		{ "hmpre",	HMB_PCI_F_HMPRE,	U32_MAX },
+		{ "hmmin",	HMB_PCI_F_HMMIN,	U32_MAX },
+		{ "hmminds",	HMB_PCI_F_HMMINDS,	U32_MAX },
+		{ "hmmaxd",	HMB_PCI_F_HMMAXD,	U16_MAX },
+	};
+	char *name, *kv, *val;
+	unsigned int i;
+	u32 v;
+
+	name = strsep(&ent, ":");
+	if (!ent || !hmb_pci_valid_name(name)) {
+		pr_err("force: '%s' is not 'nvmeN:key=value,...'\n", name);
+		return -EINVAL;
+	}
+	strscpy(f->name, name, sizeof(f->name));
+	while ((kv = strsep(&ent, ",")) != NULL) {
+		val = kv;
+		kv = strsep(&val, "=");
+		for (i = 0; i < ARRAY_SIZE(keys); i++)
+			if (!strcmp(kv, keys[i].key))
+				break;
+		if (i == ARRAY_SIZE(keys) || !val) {
+			pr_err("force: %s: '%s' is not one of hmpre=, hmmin=, hmminds=, hmmaxd=\n",
+			       f->name, kv);
+			return -EINVAL;
+		}
+		if (f->given & keys[i].flag) {
+			pr_err("force: %s: %s given twice\n", f->name, kv);
+			return -EINVAL;
+		}
+		if (hmb_pci_parse_u32(val, keys[i].max, &v)) {
+			pr_err("force: %s: %s='%s' is not a decimal number 0-%u\n",
+			       f->name, kv, val, keys[i].max);
+			return -EINVAL;
+		}
+		f->given |= keys[i].flag;
+		switch (keys[i].flag) {
+		case HMB_PCI_F_HMPRE:
+			f->id.hmpre = v;
+			break;
+		case HMB_PCI_F_HMMIN:
+			f->id.hmmin = v;
+			break;
+		case HMB_PCI_F_HMMINDS:
+			f->id.hmminds = v;
+			break;
+		default:
+			f->id.hmmaxd = v;
+			break;
+		}
+	}
+	return 0;
+}
+
+static int __init hmb_pci_parse_force(void)
+{
+	char *copy, *s, *ent;
+	unsigned int i;
+	int ret = 0;
+
+	if (!force[0])
+		return 0;
+	copy = kstrdup(force, GFP_KERNEL);
+	if (!copy)
+		return -ENOMEM;
+	s = copy;
+	while ((ent = strsep(&s, ";")) != NULL) {
+		struct hmb_pci_force *f;
+
+		if (hmb_pci_nr_forces == HMB_PCI_MAX_FORCE) {
+			pr_err("force: more than %u controllers\n",
+			       HMB_PCI_MAX_FORCE);
+			ret = -EINVAL;
+			break;
+		}
+		f = &hmb_pci_forces[hmb_pci_nr_forces];
+		ret = hmb_pci_parse_entry(ent, f);
+		if (ret)
+			break;
+		for (i = 0; i < hmb_pci_nr_forces; i++) {
+			if (!strcmp(hmb_pci_forces[i].name, f->name)) {
+				pr_err("force: %s given twice\n", f->name);
+				ret = -EINVAL;
+			}
+		}
+		if (ret)
+			break;
+		hmb_pci_nr_forces++;
+	}
+	kfree(copy);
+	if (ret) {
+		memset(hmb_pci_forces, 0, sizeof(hmb_pci_forces));
+		hmb_pci_nr_forces = 0;
+	}
+	return ret;
+}
+
+static const struct hmb_pci_force *hmb_pci_find_force(const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < hmb_pci_nr_forces; i++)
+		if (!strcmp(hmb_pci_forces[i].name, name))
+			return &hmb_pci_forces[i];
+	return NULL;
+}
+
+/* ---------------------------------------------------------------------
+ * Admin commands (the ops); called by the engine with its lock held
+ */
+
+static struct hmb_pci_ctrl *to_hmb_pci(struct nvme_hmb_port *port)
+{
+	return container_of(port, struct hmb_pci_ctrl, port);
+}
+
+/* Whether commands can still reach the controller at all. */
+static bool hmb_pci_reachable(struct hmb_pci_ctrl *pc)
+{
+	switch (nvme_ctrl_state(pc->nctrl)) {
+	case NVME_CTRL_DELETING_NOIO:
+	case NVME_CTRL_DEAD:
+		return false;
+	default:
+		return true;
+	}
+}
+
+static int hmb_pci_identify(struct nvme_hmb_port *port, struct nvme_hmb_id *id)
+{
+	struct hmb_pci_ctrl *pc = to_hmb_pci(port);
+	const struct hmb_pci_force *f = pc->force;
+
+	/*
+	 * nvme-core reads Identify Controller at every (re)start and keeps
+	 * these four fields; they are what nvme-pci itself sizes its HMB by.
+	 */
+	id->hmpre = READ_ONCE(pc->nctrl->hmpre);
+	id->hmmin = READ_ONCE(pc->nctrl->hmmin);
+	id->hmminds = READ_ONCE(pc->nctrl->hmminds);
+	id->hmmaxd = READ_ONCE(pc->nctrl->hmmaxd);
+	if (!f)
+		return 0;
+	dev_warn(port->dev,
+		 "HMB: force= (TEST ONLY): Identify says HMPRE %u HMMIN %u HMMINDS %u HMMAXD %u; using HMPRE %u HMMIN %u HMMINDS %u HMMAXD %u\n",
+		 id->hmpre, id->hmmin, id->hmminds, id->hmmaxd,
+		 f->given & HMB_PCI_F_HMPRE ? f->id.hmpre : id->hmpre,
+		 f->given & HMB_PCI_F_HMMIN ? f->id.hmmin : id->hmmin,
+		 f->given & HMB_PCI_F_HMMINDS ? f->id.hmminds : id->hmminds,
+		 f->given & HMB_PCI_F_HMMAXD ? f->id.hmmaxd : id->hmmaxd);
+	if (f->given & HMB_PCI_F_HMPRE)
+		id->hmpre = f->id.hmpre;
+	if (f->given & HMB_PCI_F_HMMIN)
+		id->hmmin = f->id.hmmin;
+	if (f->given & HMB_PCI_F_HMMINDS)
+		id->hmminds = f->id.hmminds;
+	if (f->given & HMB_PCI_F_HMMAXD)
+		id->hmmaxd = f->id.hmmaxd;
+	return 0;
+}
+
+static int hmb_pci_get_features(struct nvme_hmb_port *port, void *data,
+				u32 *cdw0)
+{
+	struct hmb_pci_ctrl *pc = to_hmb_pci(port);
+
+	if (!hmb_pci_reachable(pc))
+		return -ENODEV;
+	*cdw0 = 0;
+	memset(data, 0, NVME_HMB_ATTR_LEN);
+	/* Select 0 (current); the attributes come in the data buffer. */
+	return nvme_get_features(pc->nctrl, NVME_FEAT_HOST_MEM_BUF, 0, data,
+				 NVME_HMB_ATTR_LEN, cdw0);
+}
+
+/*
+ * Read which buffer the controller has enabled now.  Return: 0 and
+ * *hmdla (0 when EHM=0), or the error of Get Features (then nobody knows).
+ */
+static int hmb_pci_enabled_list(struct hmb_pci_ctrl *pc, u64 *hmdla)
+{
+	u32 cdw0 = 0;
+	u8 *data;
+	int ret;
+
+	data = kzalloc(NVME_HMB_ATTR_LEN, GFP_KERNEL);
+	if (!data)
+		return -ENOMEM;
+	ret = hmb_pci_get_features(&pc->port, data, &cdw0);
+	if (!ret)
+		*hmdla = !(cdw0 & NVME_HOST_MEM_ENABLE) ? 0 :
+			 get_unaligned_le32(data + 4) |
+			 (u64)get_unaligned_le32(data + 8) << 32;
+	kfree(data);
+	return ret;
+}
+
+static void hmb_pci_explain_foreign(struct hmb_pci_ctrl *pc)
+{
+	struct device *dev = pc->port.dev;
+
+	dev_warn(dev, "HMB: nvme-pci runs this controller's Host Memory Buffer; nvme-hmb leaves it alone\n");
+	dev_warn(dev, "HMB: to hand it to nvme-hmb, boot with nvme.max_host_mem_size_mb=0 (or 'options nvme max_host_mem_size_mb=0' in /etc/modprobe.d/)\n");
+	dev_warn(dev, "HMB: until the next reset or resume only: echo 0 > /sys/class/nvme/%s/hmb; then write a size to /sys/kernel/nvme_hmb/%s/limit_mib\n",
+		 pc->port.name, pc->port.name);
+}
+
+/*
+ * The guard, before every Set Features 0Dh: read what the controller has
+ * enabled.  Return: 1 to send the command, or the answer to give the
+ * engine without sending it.
+ */
+static int hmb_pci_guard(struct hmb_pci_ctrl *pc,
+			 const struct nvme_hmb_set_cmd *cmd)
+{
+	bool enable = cmd->cdw11 & NVME_HOST_MEM_ENABLE;
+	bool mr = cmd->cdw11 & NVME_HOST_MEM_RETURN;
+	u64 want = cmd->cdw13 | (u64)cmd->cdw14 << 32;
+	u64 cur = 0;
+	int ret;
+
+	ret = hmb_pci_enabled_list(pc, &cur);
+	if (ret) {
+		/* Cannot tell (QEMU answers Invalid Field): the controller decides. */
+		dev_dbg(pc->port.dev, "HMB guard: Get Features failed (%d); sending\n",
+			ret);
+		return 1;
+	}
+	if (!cur)
+		return 1;
+	if (enable) {
+		if (cur == want && mr) {
+			/* It holds exactly this buffer: returned already. */
+			dev_dbg(pc->port.dev, "HMB guard: buffer already enabled\n");
+			return 0;
+		}
+		if (cur != pc->sent_hmdla && !READ_ONCE(pc->foreign)) {
+			WRITE_ONCE(pc->foreign, true);
+			hmb_pci_explain_foreign(pc);
+		}
+		return HMB_PCI_SEQ_ERROR;
+	}
+	if (cur == pc->sent_hmdla)
+		return 1;
+	/* Someone else's buffer: ours is not in the controller; keep theirs. */
+	if (!READ_ONCE(pc->foreign)) {
+		WRITE_ONCE(pc->foreign, true);
+		hmb_pci_explain_foreign(pc);
+	}
+	WRITE_ONCE(pc->sent_hmdla, 0);
+	return 0;
+}
+
+static int hmb_pci_set_features(struct nvme_hmb_port *port,
+				const struct nvme_hmb_set_cmd *cmd)
+{
+	struct hmb_pci_ctrl *pc = to_hmb_pci(port);
+	bool enable = cmd->cdw11 & NVME_HOST_MEM_ENABLE;
+	struct nvme_command c = { };
+	int ret;
+
+	if (!hmb_pci_reachable(pc))
+		return -ENODEV;
+	ret = hmb_pci_guard(pc, cmd);
+	if (ret != 1)
+		return ret;
+
+	c.features.opcode = nvme_admin_set_features;
+	c.features.fid = cpu_to_le32(cmd->cdw10);
+	c.features.dword11 = cpu_to_le32(cmd->cdw11);
+	c.features.dword12 = cpu_to_le32(cmd->cdw12);
+	c.features.dword13 = cpu_to_le32(cmd->cdw13);
+	c.features.dword14 = cpu_to_le32(cmd->cdw14);
+	c.features.dword15 = cpu_to_le32(cmd->cdw15);
+	if (enable)
+		WRITE_ONCE(pc->sent_hmdla, cmd->cdw13 | (u64)cmd->cdw14 << 32);
+	ret = nvme_submit_sync_cmd(pc->nctrl->admin_q, &c, NULL, 0);
+	dev_dbg(port->dev, "HMB: Set Features 0Dh EHM %d MR %d HSIZE %u pages HMDLEC %u: %d\n",
+		enable, !!(cmd->cdw11 & NVME_HOST_MEM_RETURN), cmd->cdw12,
+		cmd->cdw15, ret);
+	/*
+	 * A disable that completed, or an enable the controller refused:
+	 * it holds nothing of ours.  A command that did not complete may
+	 * have executed: keep the address.
+	 */
+	if ((!ret && !enable) || (ret > 0 && enable))
+		WRITE_ONCE(pc->sent_hmdla, 0);
+	return ret;
+}
+
+static const struct nvme_hmb_port_ops hmb_pci_port_ops = {
+	.identify	= hmb_pci_identify,
+	.set_features	= hmb_pci_set_features,
+	.get_features	= hmb_pci_get_features,
+};
+
+/* ---------------------------------------------------------------------
+ * Controllers: attach, reset, detach
+ */
+
+static int hmb_pci_match_class(struct device *dev, void *data)
+{
+	return dev->class && !strcmp(dev->class->name, "nvme");
+}
+
+/*
+ * The nvme-core controller of @pdev, with a reference on its class device,
+ * or NULL if @pdev is not bound to nvme-pci.  Device lock held.
+ */
+static struct nvme_ctrl *hmb_pci_get_nvme_ctrl(struct pci_dev *pdev)
+{
+	struct nvme_ctrl *nctrl;
+	struct device *cdev;
+
+	if (!pdev->dev.driver || strcmp(pdev->dev.driver->name, "nvme"))
+		return NULL;
+	cdev = device_find_child(&pdev->dev, NULL, hmb_pci_match_class);
+	if (!cdev)
+		return NULL;
+	nctrl = dev_get_drvdata(cdev);
+	if (!nctrl || nctrl->device != cdev || nctrl->dev != &pdev->dev) {
+		put_device(cdev);
+		return NULL;
+	}
+	return nctrl;
+}
+
+static struct hmb_pci_ctrl *hmb_pci_find(struct pci_dev *pdev)
+{
+	struct hmb_pci_ctrl *pc;
+
+	lockdep_assert_held(&hmb_pci_lock);
+	list_for_each_entry(pc, &hmb_pci_ctrls, node)
+		if (pc->pdev == pdev)
+			return pc;
+	return NULL;
+}
+
+static void hmb_pci_list_add(struct hmb_pci_ctrl *pc)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&hmb_pci_evt_lock, flags);
+	list_add_tail(&pc->node, &hmb_pci_ctrls);
+	spin_unlock_irqrestore(&hmb_pci_evt_lock, flags);
+}
+
+static void hmb_pci_list_del(struct hmb_pci_ctrl *pc)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&hmb_pci_evt_lock, flags);
+	list_del_init(&pc->node);
+	spin_unlock_irqrestore(&hmb_pci_evt_lock, flags);
+}
+
+/*
+ * At attach and after every reset: does nvme-pci run the HMB?  Without an
+ * answer (a controller without HMB support refuses Get Features 0Dh), no:
+ * the guard still checks before every enable.
+ */
+static bool hmb_pci_owned_by_nvme_pci(struct hmb_pci_ctrl *pc)
+{
+	u64 cur = 0;
+
+	if (hmb_pci_enabled_list(pc, &cur))
+		return false;
+	return cur && cur != READ_ONCE(pc->sent_hmdla);
+}
+
+/* Attach a live controller.  Device lock and hmb_pci_lock held. */
+static void hmb_pci_add(struct pci_dev *pdev, struct nvme_ctrl *nctrl)
+{
+	struct hmb_pci_ctrl *pc;
+	int ret;
+
+	pc = kzalloc(sizeof(*pc), GFP_KERNEL);
+	if (!pc) {
+		put_device(nctrl->device);
+		return;
+	}
+	INIT_LIST_HEAD(&pc->node);
+	pc->pdev = pci_dev_get(pdev);
+	pc->nctrl = nctrl;		/* takes over the class device reference */
+	strscpy(pc->port.name, dev_name(nctrl->device), sizeof(pc->port.name));
+	pc->port.dev = nctrl->device;
+	pc->port.dma_dev = &pdev->dev;
+	pc->port.ops = &hmb_pci_port_ops;
+	pc->force = hmb_pci_find_force(pc->port.name);
+
+	pc->hmb = nvme_hmb_attach(&pc->port);
+	if (IS_ERR(pc->hmb)) {
+		dev_warn(nctrl->device, "HMB: cannot attach to nvme-hmb: %pe\n",
+			 pc->hmb);
+		goto err;
+	}
+	hmb_pci_list_add(pc);
+	dev_info(nctrl->device, "HMB: nvme_hmb_pci attached (PCI %s)\n",
+		 pci_name(pdev));
+
+	if (hmb_pci_owned_by_nvme_pci(pc)) {
+		WRITE_ONCE(pc->foreign, true);
+		nvme_hmb_report_foreign(pc->hmb, true);
+		hmb_pci_explain_foreign(pc);
+		return;
+	}
+	ret = nvme_hmb_start(pc->hmb);
+	if (ret)
+		dev_dbg(nctrl->device, "HMB: setup failed: %d\n", ret);
+	return;
+
+err:
+	put_device(nctrl->device);
+	pci_dev_put(pdev);
+	kfree(pc);
+}
+
+/*
+ * Detach.  Device lock and hmb_pci_lock held, before nvme-pci's remove:
+ * the admin queue still works if the controller does.
+ */
+static void hmb_pci_release(struct hmb_pci_ctrl *pc)
+{
+	struct nvme_ctrl *nctrl = pc->nctrl;
+	enum nvme_ctrl_state state;
+
+	hmb_pci_list_del(pc);
+	state = nvme_ctrl_state(nctrl);
+	if (state == NVME_CTRL_NEW || state == NVME_CTRL_RESETTING ||
+	    state == NVME_CTRL_CONNECTING) {
+		/* Let a reset in progress finish, as nvme-pci's remove does. */
+		flush_work(&nctrl->reset_work);
+		state = nvme_ctrl_state(nctrl);
+	}
+	if (state != NVME_CTRL_LIVE || !pci_device_is_present(pc->pdev)) {
+		dev_info(nctrl->device, "HMB: controller not live (state %d); not sending it anything\n",
+			 state);
+		nvme_hmb_report_gone(pc->hmb);
+	}
+	nvme_hmb_detach(pc->hmb);
+	dev_info(nctrl->device, "HMB: nvme_hmb_pci detached\n");
+	put_device(nctrl->device);
+	pci_dev_put(pc->pdev);
+	kfree(pc);
+}
+
+/* A controller we know started again.  Device lock and hmb_pci_lock held. */
+static void hmb_pci_reset(struct hmb_pci_ctrl *pc)
+{
+	struct device *dev = pc->port.dev;
+	enum nvme_ctrl_state state = nvme_ctrl_state(pc->nctrl);
+
+	if (state != NVME_CTRL_LIVE) {
+		/* Another reset is under way; its end brings us back here. */
+		dev_dbg(dev, "HMB: controller in state %d after a restart\n",
+			state);
+		return;
+	}
+	dev_info(dev, "HMB: controller reset noticed\n");
+	nvme_hmb_report_reset(pc->hmb);
+	if (!READ_ONCE(pc->foreign))
+		return;
+	if (hmb_pci_owned_by_nvme_pci(pc)) {
+		/* Ours, if the engine had one, is not in the controller. */
+		nvme_hmb_report_foreign(pc->hmb, true);
+		dev_info_ratelimited(dev, "HMB: still run by nvme-pci after the reset (nvme.max_host_mem_size_mb is not 0)\n");
+		return;
+	}
+	WRITE_ONCE(pc->foreign, false);
+	nvme_hmb_report_foreign(pc->hmb, false);
+	dev_info(dev, "HMB: nvme-pci no longer runs the HMB; nvme-hmb takes it\n");
+	nvme_hmb_start(pc->hmb);
+}
+
+static bool hmb_pci_take_reset(struct hmb_pci_ctrl *pc)
+{
+	unsigned long flags;
+	bool pending;
+
+	spin_lock_irqsave(&hmb_pci_evt_lock, flags);
+	pending = pc->reset_pending;
+	pc->reset_pending = false;
+	spin_unlock_irqrestore(&hmb_pci_evt_lock, flags);
+	return pending;
+}
+
+/*
+ * Bring one PCI device in line: attach a new live controller, report a
+ * reset of a known one, detach one that nvme-pci no longer runs.
+ * Return: true if it is bound to nvme-pci but not live yet.
+ */
+static bool hmb_pci_visit(struct pci_dev *pdev)
+{
+	struct hmb_pci_ctrl *pc;
+	struct nvme_ctrl *nctrl;
+	bool waiting = false;
+
+	device_lock(&pdev->dev);
+	mutex_lock(&hmb_pci_lock);
+	if (hmb_pci_exiting)
+		goto out;
+	nctrl = hmb_pci_get_nvme_ctrl(pdev);
+	pc = hmb_pci_find(pdev);
+	if (pc && pc->nctrl != nctrl) {
+		/* Not seen unbinding (cannot happen with the notifier). */
+		nvme_hmb_report_gone(pc->hmb);
+		hmb_pci_release(pc);
+		pc = NULL;
+	}
+	if (pc) {
+		if (hmb_pci_take_reset(pc))
+			hmb_pci_reset(pc);
+		put_device(nctrl->device);
+	} else if (nctrl && nvme_ctrl_state(nctrl) == NVME_CTRL_LIVE) {
+		hmb_pci_add(pdev, nctrl);
+	} else if (nctrl) {
+		waiting = nvme_ctrl_state(nctrl) == NVME_CTRL_NEW ||
+			  nvme_ctrl_state(nctrl) == NVME_CTRL_RESETTING ||
+			  nvme_ctrl_state(nctrl) == NVME_CTRL_CONNECTING;
+		put_device(nctrl->device);
+	}
+out:
+	mutex_unlock(&hmb_pci_lock);
+	device_unlock(&pdev->dev);
+	return waiting;
+}
+
+static int hmb_pci_visit_one(struct device *dev, void *data)
+{
+	bool *waiting = data;
+
+	if (hmb_pci_visit(to_pci_dev(dev)))
+		*waiting = true;
+	return 0;
+}
+
+static void hmb_pci_scan(void)
+{
+	bool waiting = false;
+
+	bus_for_each_dev(&pci_bus_type, NULL, &waiting, hmb_pci_visit_one);
+
+	/* Without the kprobe, poll for controllers still starting. */
+	mutex_lock(&hmb_pci_lock);
+	if (waiting && !hmb_pci_kprobe_on && !hmb_pci_exiting &&
+	    hmb_pci_poll_left) {
+		hmb_pci_poll_left--;
+		queue_delayed_work(hmb_pci_wq, &hmb_pci_work,
+				   msecs_to_jiffies(HMB_PCI_POLL_MS));
+	}
+	mutex_unlock(&hmb_pci_lock);
+}
+
+static void hmb_pci_work_fn(struct work_struct *work)
+{
+	hmb_pci_scan();
+}
+
+/* ---------------------------------------------------------------------
+ * Events: the kprobe on nvme_start_ctrl() and the PCI bus notifier
+ */
+
+/*
+ * Runs in the probed context (atomic): note the event, queue the work.
+ * @regs holds nvme_start_ctrl()'s argument; the pointer is only compared,
+ * never followed.
+ */
+static int hmb_pci_kp_pre(struct kprobe *kp, struct pt_regs *regs)
+{
+	void *nctrl = (void *)regs_get_kernel_argument(regs, 0);
+	struct hmb_pci_ctrl *pc;
+	unsigned long flags;
+
+	spin_lock_irqsave(&hmb_pci_evt_lock, flags);
+	list_for_each_entry(pc, &hmb_pci_ctrls, node)
+		if ((void *)pc->nctrl == nctrl)
+			pc->reset_pending = true;
+	spin_unlock_irqrestore(&hmb_pci_evt_lock, flags);
+	mod_delayed_work(hmb_pci_wq, &hmb_pci_work, 0);
+	return 0;
+}
+
+static struct kprobe hmb_pci_kp = {
+	.symbol_name	= "nvme_start_ctrl",
+	.pre_handler	= hmb_pci_kp_pre,
+};
+
+static int hmb_pci_bus_notify(struct notifier_block *nb, unsigned long action,
+			      void *data)
+{
+	struct pci_dev *pdev = to_pci_dev(data);
+	struct hmb_pci_ctrl *pc;
+
+	switch (action) {
+	case BUS_NOTIFY_UNBIND_DRIVER:
+		/* Device lock held by the driver core; nvme-pci still bound. */
+		mutex_lock(&hmb_pci_lock);
+		pc = hmb_pci_find(pdev);
+		if (pc)
+			hmb_pci_release(pc);
+		mutex_unlock(&hmb_pci_lock);
+		break;
+	case BUS_NOTIFY_BOUND_DRIVER:
+		/* Not live yet: the kprobe (or the poll) attaches it later. */
+		mutex_lock(&hmb_pci_lock);
+		if (!hmb_pci_exiting && pdev->dev.driver &&
+		    !strcmp(pdev->dev.driver->name, "nvme")) {
+			hmb_pci_poll_left = HMB_PCI_POLL_TRIES;
+			mod_delayed_work(hmb_pci_wq, &hmb_pci_work, 0);
+		}
+		mutex_unlock(&hmb_pci_lock);
+		break;
+	}
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block hmb_pci_nb = {
+	.notifier_call = hmb_pci_bus_notify,
+};
+
+/* ---------------------------------------------------------------------
+ * Init and exit
+ */
+
+static void hmb_pci_detach_all(void)
+{
+	struct hmb_pci_ctrl *pc;
+	struct pci_dev *pdev;
+
+	for (;;) {
+		mutex_lock(&hmb_pci_lock);
+		pc = list_first_entry_or_null(&hmb_pci_ctrls,
+					      struct hmb_pci_ctrl, node);
+		pdev = pc ? pci_dev_get(pc->pdev) : NULL;
+		mutex_unlock(&hmb_pci_lock);
+		if (!pdev)
+			return;
+		/* The device lock first, as the driver core takes it. */
+		device_lock(&pdev->dev);
+		mutex_lock(&hmb_pci_lock);
+		pc = hmb_pci_find(pdev);
+		if (pc)
+			hmb_pci_release(pc);
+		mutex_unlock(&hmb_pci_lock);
+		device_unlock(&pdev->dev);
+		pci_dev_put(pdev);
+	}
+}
+
+static int __init hmb_pci_init(void)
+{
+	int ret;
+
+	ret = hmb_pci_parse_force();
+	if (ret)
+		return ret;
+	if (hmb_pci_nr_forces) {
+		pr_warn("force=%s: TEST ONLY, controllers will show Identify values they do not have; tainting the kernel\n",
+			force);
+		add_taint(TAINT_USER, LOCKDEP_STILL_OK);
+	}
+
+	hmb_pci_wq = alloc_ordered_workqueue("nvme_hmb_pci", 0);
+	if (!hmb_pci_wq)
+		return -ENOMEM;
+	ret = bus_register_notifier(&pci_bus_type, &hmb_pci_nb);
+	if (ret)
+		goto err_wq;
+
+	ret = register_kprobe(&hmb_pci_kp);
+	if (ret) {
+		pr_warn("cannot probe nvme_start_ctrl (%pe): controller resets and newly bound controllers go unnoticed; after a reset the HMB stays off until nvme_hmb_pci is reloaded\n",
+			ERR_PTR(ret));
+	} else {
+		hmb_pci_kprobe_on = true;
+	}
+
+	hmb_pci_scan();
+	pr_info("loaded; watching controller resets: %s\n",
+		hmb_pci_kprobe_on ? "yes (kprobe on nvme_start_ctrl)" : "no");
+	return 0;
+
+err_wq:
+	destroy_workqueue(hmb_pci_wq);
+	return ret;
+}
+
+static void __exit hmb_pci_exit(void)
+{
+	if (hmb_pci_kprobe_on)
+		unregister_kprobe(&hmb_pci_kp);
+	mutex_lock(&hmb_pci_lock);
+	hmb_pci_exiting = true;
+	mutex_unlock(&hmb_pci_lock);
+	cancel_delayed_work_sync(&hmb_pci_work);
+	/* The notifier stays until the end: an unbind now still detaches. */
+	hmb_pci_detach_all();
+	bus_unregister_notifier(&pci_bus_type, &hmb_pci_nb);
+	destroy_workqueue(hmb_pci_wq);
+}
+
+module_init(hmb_pci_init);
+module_exit(hmb_pci_exit);
+
+MODULE_DESCRIPTION("nvme-hmb backend for NVMe PCIe controllers run by nvme-pci");
+MODULE_AUTHOR("nvme-hmb developers");
+MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(NVME_HMB_NS);
