@@ -924,9 +924,14 @@ void nvme_hmb_sleep(struct nvme_hmb_ctrl *ctrl, bool hibernate)
 	ctrl->awake_reason = ctrl->reason;
 	ctrl->reason = NVME_HMB_R_SLEEP;
 	if (hibernate) {
+		dev_info(ctrl->port->dev, "HMB disabled and freed for hibernation (%llu KiB)\n",
+			 ctrl->buf.size >> 10);
 		nvme_hmb_release(ctrl);
 		ctrl->reason = NVME_HMB_R_SLEEP;
 		ctrl->shrunk = true;	/* set up again on wake-up */
+	} else {
+		dev_info(ctrl->port->dev, "HMB disabled for suspend, %llu KiB kept to return\n",
+			 ctrl->buf.size >> 10);
 	}
 out:
 	mutex_unlock(&ctrl->lock);
