@@ -218,8 +218,11 @@ static int nvme_hmb_enable(struct nvme_hmb_ctrl *ctrl, bool mr)
 	int ret;
 
 	mr = mr && ctrl->mr_valid;
-	if (!mr)
+	if (!mr) {
+		/* From here the controller may hold this list, not the old. */
+		ctrl->mr_valid = false;
 		nvme_hmb_buf_write_descs(&ctrl->buf);
+	}
 	ret = nvme_hmb_set_features(ctrl, true, mr);
 	if (ret > 0 && mr) {
 		ctrl->stats.mr_refusals++;
@@ -227,6 +230,8 @@ static int nvme_hmb_enable(struct nvme_hmb_ctrl *ctrl, bool mr)
 				     "HMB return (MR) refused: %s (status 0x%x); enabling it fresh\n",
 				     nvme_hmb_status_str(ret), ret);
 		mr = false;
+		ctrl->mr_valid = false;
+		nvme_hmb_buf_write_descs(&ctrl->buf);
 		ret = nvme_hmb_set_features(ctrl, true, false);
 	}
 	if (!ret) {
@@ -242,8 +247,9 @@ static int nvme_hmb_enable(struct nvme_hmb_ctrl *ctrl, bool mr)
 
 	nvme_hmb_cmd_error(ctrl, "enable (Set Features)", ret);
 	dev_info_ratelimited(ctrl->port->dev,
-			     "HMB: the rejected buffer was %llu KiB in %u descriptors\n",
-			     ctrl->buf.size >> 10, ctrl->buf.nr_chunks);
+			     "HMB: the rejected buffer was %llu KiB in %u descriptor%s\n",
+			     ctrl->buf.size >> 10, ctrl->buf.nr_chunks,
+			     ctrl->buf.nr_chunks == 1 ? "" : "s");
 	ctrl->reason = NVME_HMB_R_SET_FAILED;
 	if (ret > 0) {
 		ctrl->state = NVME_HMB_SUSPENDED;
@@ -316,11 +322,38 @@ static void nvme_hmb_report_enabled(struct nvme_hmb_ctrl *ctrl,
 	struct nvme_hmb_sz a, b;
 
 	dev_info_ratelimited(ctrl->port->dev,
-			     "HMB %s: %s of %s asked, %u descriptors, %llu us (%s)\n",
+			     "HMB %s: %s of %s asked, %u descriptor%s, %llu us (%s)\n",
 			     what, sz(&a, ctrl->buf.size),
 			     sz(&b, ctrl->caps.pref), ctrl->buf.nr_chunks,
+			     ctrl->buf.nr_chunks == 1 ? "" : "s",
 			     ctrl->stats.setup_us,
 			     nvme_hmb_reason_str(ctrl->reason));
+}
+
+/*
+ * The reason for the HMB enabled now, after a re-enable that did not go
+ * through negotiation (reset, wake-up): what negotiation would say of
+ * this size, or "reclaimed" while below the limit because of reclaim.
+ */
+static void nvme_hmb_refresh_reason(struct nvme_hmb_ctrl *ctrl)
+{
+	struct nvme_hmb_host host;
+	struct nvme_hmb_plan plan;
+	enum nvme_hmb_reason reason;
+
+	if (ctrl->shrunk) {
+		ctrl->reason = NVME_HMB_R_RECLAIMED;
+		return;
+	}
+	nvme_hmb_host_init(ctrl, &host);
+	reason = nvme_hmb_negotiate(&ctrl->caps, &host, &plan);
+	if (reason == NVME_HMB_R_GRANTED || reason == NVME_HMB_R_LIMITED)
+		reason = nvme_hmb_outcome(&ctrl->caps, &plan, ctrl->buf.size,
+					  ctrl->buf.nr_chunks);
+	else
+		reason = ctrl->enabled_reason;
+	ctrl->reason = reason;
+	ctrl->enabled_reason = reason;
 }
 
 /*
@@ -346,8 +379,8 @@ static int nvme_hmb_setup(struct nvme_hmb_ctrl *ctrl)
 	}
 
 	nvme_hmb_alloc_init(ctrl, &ax);
-	ret = nvme_hmb_buf_init(&ax, &ctrl->buf,
-				host.contig ? 1 : plan.max_descs);
+	/* Sized for chunks too: the contiguous buffer may not be had. */
+	ret = nvme_hmb_buf_init(&ax, &ctrl->buf, plan.max_descs);
 	if (!ret)
 		nvme_hmb_buf_grow(&ax, &ctrl->buf, &host, &plan, plan.target);
 	ctrl->stats.alloc_failures += ax.failures;
@@ -368,6 +401,7 @@ static int nvme_hmb_setup(struct nvme_hmb_ctrl *ctrl)
 	if (ret)
 		return ret;
 	ctrl->reason = reason;
+	ctrl->enabled_reason = reason;
 	ctrl->stats.setup_us = ktime_us_delta(ktime_get(), start);
 	nvme_hmb_report_enabled(ctrl, "enabled");
 	return 0;
@@ -444,7 +478,7 @@ static int nvme_hmb_grow(struct nvme_hmb_ctrl *ctrl,
 
 	nvme_hmb_alloc_init(ctrl, &ax);
 	if (ctrl->buf.sgt) {
-		if (nvme_hmb_buf_init(&ax, &fresh, 1))
+		if (nvme_hmb_buf_init(&ax, &fresh, plan->max_descs))
 			goto out;
 		nvme_hmb_buf_grow(&ax, &fresh, host, plan, plan->target);
 		if (fresh.size <= before) {
@@ -491,6 +525,9 @@ static int nvme_hmb_apply(struct nvme_hmb_ctrl *ctrl)
 
 	switch (ctrl->state) {
 	case NVME_HMB_OFF:
+		/* Nothing is known of a controller whose Identify failed. */
+		if (ctrl->reason == NVME_HMB_R_IDENTIFY_FAILED)
+			return -EIO;
 		return nvme_hmb_setup(ctrl);
 	case NVME_HMB_ENABLED:
 		break;
@@ -518,9 +555,27 @@ static int nvme_hmb_apply(struct nvme_hmb_ctrl *ctrl)
 	if (ret || ctrl->buf.size == before)
 		return ret;
 	ctrl->stats.resizes++;
+	ctrl->enabled_reason = ctrl->reason;
 	ctrl->stats.setup_us = ktime_us_delta(ktime_get(), start);
 	nvme_hmb_report_enabled(ctrl, "resized");
 	return 0;
+}
+
+/*
+ * While another driver runs the HMB, a user's resize asks the backend
+ * whether that is still so (nvme-pci's hmb attribute may have been
+ * written); true when it is over.
+ */
+static bool nvme_hmb_foreign_gone(struct nvme_hmb_ctrl *ctrl)
+{
+	const struct nvme_hmb_port_ops *ops = ctrl->port->ops;
+
+	if (!ops->owned_elsewhere || ops->owned_elsewhere(ctrl->port))
+		return false;
+	ctrl->foreign = false;
+	ctrl->reason = NVME_HMB_R_NONE;
+	dev_info(ctrl->port->dev, "HMB: no other driver runs it any more; taking it\n");
+	return true;
 }
 
 /**
@@ -539,7 +594,8 @@ int nvme_hmb_set_limit(struct nvme_hmb_ctrl *ctrl, u64 limit)
 	mutex_lock(&ctrl->lock);
 	if (ctrl->gone) {
 		ret = -ENODEV;
-	} else if (ctrl->foreign || ctrl->sleeping ||
+	} else if ((ctrl->foreign && !nvme_hmb_foreign_gone(ctrl)) ||
+		   ctrl->sleeping ||
 		   ctrl->state == NVME_HMB_SUSPENDED ||
 		   ctrl->state == NVME_HMB_FAILED) {
 		ret = -EBUSY;
@@ -615,8 +671,10 @@ void nvme_hmb_report_reset(struct nvme_hmb_ctrl *ctrl)
 			goto out;
 		dev_info_ratelimited(ctrl->port->dev,
 				     "HMB disabled by a controller reset; returning it\n");
-		if (!nvme_hmb_enable(ctrl, true))
+		if (!nvme_hmb_enable(ctrl, true)) {
+			nvme_hmb_refresh_reason(ctrl);
 			nvme_hmb_report_enabled(ctrl, "re-enabled");
+		}
 	}
 out:
 	mutex_unlock(&ctrl->lock);
@@ -768,22 +826,26 @@ void nvme_hmb_reclaim_locked(struct nvme_hmb_ctrl *ctrl, u64 want, bool severe)
 		/* Below HMMIN an HMB is useless: off. */
 		if (!nvme_hmb_teardown_locked(ctrl))
 			return;
-		ctrl->reason = NVME_HMB_R_RECLAIMED;
 	} else {
 		if (nvme_hmb_disable(ctrl))
 			return;
 		nvme_hmb_buf_trim(ctrl->port->dma_dev, &ctrl->buf, keep);
+		nvme_hmb_enable(ctrl, false);
+	}
+	/* Freed, whether or not the rest could be enabled again. */
+	if (ctrl->state == NVME_HMB_ENABLED) {
 		ctrl->reason = NVME_HMB_R_RECLAIMED;
-		if (nvme_hmb_enable(ctrl, false))
-			return;
+		ctrl->enabled_reason = NVME_HMB_R_RECLAIMED;
+	} else if (ctrl->state == NVME_HMB_OFF &&
+		   ctrl->reason != NVME_HMB_R_SET_FAILED) {
 		ctrl->reason = NVME_HMB_R_RECLAIMED;
 	}
 	ctrl->stats.reclaims++;
 	ctrl->stats.pages_reclaimed += (size - ctrl->buf.size) >>
 				       NVME_HMB_PAGE_SHIFT;
 	/* Reclaimed again soon after a regrow: wait longer next time. */
-	if (!ctrl->shrunk && ctrl->stats.regrows &&
-	    time_before(jiffies, ctrl->last_reclaim +
+	if (!ctrl->shrunk && ctrl->last_regrow &&
+	    time_before(jiffies, ctrl->last_regrow +
 			2 * nvme_hmb_regrow_quiet_sec * HZ *
 			(ctrl->regrow_backoff ?: 1)))
 		ctrl->regrow_backoff = min(16U, 2 * (ctrl->regrow_backoff ?: 1));
@@ -832,28 +894,38 @@ void nvme_hmb_regrow_locked(struct nvme_hmb_ctrl *ctrl)
 			      (ctrl->regrow_backoff ?: 1);
 	unsigned long last = max(READ_ONCE(nvme_hmb_last_pressure),
 				 ctrl->last_reclaim);
-	u64 before = ctrl->buf.size, need;
+	u64 before = ctrl->buf.size, want, need;
 	struct nvme_hmb_sz a, b;
 
-	if (!ctrl->shrunk || ctrl->gone || ctrl->sleeping ||
-	    READ_ONCE(ctrl->dying) ||
-	    (ctrl->state != NVME_HMB_ENABLED && ctrl->state != NVME_HMB_OFF))
+	if (!ctrl->shrunk || ctrl->gone || READ_ONCE(ctrl->dying))
 		return;
+	/* Asleep, failed or mid-transition: try again later, never drop it. */
+	if (ctrl->sleeping || ctrl->foreign ||
+	    (ctrl->state != NVME_HMB_ENABLED && ctrl->state != NVME_HMB_OFF)) {
+		mod_delayed_work(nvme_hmb_wq, &ctrl->regrow_work, quiet);
+		return;
+	}
 	if (time_before(jiffies, last + quiet)) {
 		mod_delayed_work(nvme_hmb_wq, &ctrl->regrow_work,
 				 last + quiet - jiffies);
 		return;
 	}
-	need = min(ctrl->limit, ctrl->caps.pref);
-	need = need > before ? need - before : 0;
+	want = min(ctrl->limit, ctrl->caps.pref);
+	need = want > before ? want - before : 0;
 	if ((u64)si_mem_available() << PAGE_SHIFT <
 	    need + ((u64)totalram_pages() << PAGE_SHIFT) / 8) {
 		mod_delayed_work(nvme_hmb_wq, &ctrl->regrow_work, quiet);
 		return;
 	}
-	ctrl->shrunk = false;
-	if (nvme_hmb_apply(ctrl) || ctrl->buf.size <= before)
+	if (nvme_hmb_apply(ctrl) || ctrl->buf.size <= before) {
+		/* Nothing gained: back off and try again. */
+		ctrl->regrow_backoff = min(16U, 2 * (ctrl->regrow_backoff ?: 1));
+		mod_delayed_work(nvme_hmb_wq, &ctrl->regrow_work, 2 * quiet);
 		return;
+	}
+	ctrl->shrunk = false;
+	ctrl->last_regrow = jiffies;
+	ctrl->enabled_reason = ctrl->reason;
 	ctrl->stats.regrows++;
 	dev_info_ratelimited(ctrl->port->dev, "HMB regrown: %s -> %s\n",
 			     sz(&a, before), sz(&b, ctrl->buf.size));
@@ -874,12 +946,12 @@ static void nvme_hmb_regrow_work(struct work_struct *work)
 /**
  * nvme_hmb_set_reclaim() - the per-controller reclaim knobs
  * @ctrl: the controller
- * @on: whether the shrinker may take memory from it
- * @floor: bytes reclaim never goes below
+ * @on: whether the shrinker may take memory from it; negative: unchanged
+ * @floor: bytes reclaim never goes below; negative: unchanged
  *
  * Return: 0, or -ENODEV when the controller is gone.
  */
-int nvme_hmb_set_reclaim(struct nvme_hmb_ctrl *ctrl, bool on, u64 floor)
+int nvme_hmb_set_reclaim(struct nvme_hmb_ctrl *ctrl, int on, s64 floor)
 {
 	int ret = 0;
 
@@ -887,8 +959,10 @@ int nvme_hmb_set_reclaim(struct nvme_hmb_ctrl *ctrl, bool on, u64 floor)
 	if (ctrl->gone) {
 		ret = -ENODEV;
 	} else {
-		WRITE_ONCE(ctrl->reclaim, on);
-		WRITE_ONCE(ctrl->reclaim_floor, floor);
+		if (on >= 0)
+			WRITE_ONCE(ctrl->reclaim, on);
+		if (floor >= 0)
+			WRITE_ONCE(ctrl->reclaim_floor, floor);
 		nvme_hmb_update_reclaimable(ctrl);
 	}
 	mutex_unlock(&ctrl->lock);
@@ -921,7 +995,6 @@ void nvme_hmb_sleep(struct nvme_hmb_ctrl *ctrl, bool hibernate)
 	if (nvme_hmb_disable(ctrl))
 		goto out;
 	ctrl->stats.suspends++;
-	ctrl->awake_reason = ctrl->reason;
 	ctrl->reason = NVME_HMB_R_SLEEP;
 	if (hibernate) {
 		dev_info(ctrl->port->dev, "HMB disabled and freed for hibernation (%llu KiB)\n",
@@ -956,15 +1029,20 @@ void nvme_hmb_wake(struct nvme_hmb_ctrl *ctrl, bool fresh)
 	rebuild = ctrl->state == NVME_HMB_OFF && ctrl->reason == NVME_HMB_R_SLEEP;
 	if (ctrl->state == NVME_HMB_SUSPENDED) {
 		if (!nvme_hmb_enable(ctrl, !fresh)) {
-			ctrl->reason = ctrl->awake_reason;
+			nvme_hmb_refresh_reason(ctrl);
 			ctrl->stats.resumes++;
 			nvme_hmb_report_enabled(ctrl, "re-enabled after sleep");
 		}
 	} else if (rebuild) {
 		ctrl->shrunk = false;
-		if (!nvme_hmb_setup(ctrl))
+		nvme_hmb_setup(ctrl);
+		if (ctrl->state == NVME_HMB_ENABLED)
 			ctrl->stats.resumes++;
 	}
+	/* A regrow that came due while asleep. */
+	if (ctrl->shrunk && !READ_ONCE(ctrl->dying))
+		mod_delayed_work(nvme_hmb_wq, &ctrl->regrow_work,
+				 nvme_hmb_regrow_quiet_sec * HZ);
 out:
 	mutex_unlock(&ctrl->lock);
 }

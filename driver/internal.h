@@ -242,7 +242,8 @@ struct nvme_hmb_ctrl {
 	unsigned long last_reclaim;	/* jiffies */
 	unsigned int regrow_backoff;	/* quiet period multiplier */
 	bool sleeping;			/* disabled for system sleep */
-	enum nvme_hmb_reason awake_reason; /* reason before sleep */
+	enum nvme_hmb_reason enabled_reason; /* of the last enabled HMB */
+	unsigned long last_regrow;	/* jiffies, 0 before the first */
 };
 
 /* Module parameters and the registry (main.c). */
@@ -274,7 +275,7 @@ void nvme_hmb_reclaim_locked(struct nvme_hmb_ctrl *ctrl, u64 want,
 void nvme_hmb_regrow_locked(struct nvme_hmb_ctrl *ctrl);
 void nvme_hmb_sleep(struct nvme_hmb_ctrl *ctrl, bool hibernate);
 void nvme_hmb_wake(struct nvme_hmb_ctrl *ctrl, bool fresh);
-int nvme_hmb_set_reclaim(struct nvme_hmb_ctrl *ctrl, bool on, u64 floor);
+int nvme_hmb_set_reclaim(struct nvme_hmb_ctrl *ctrl, int on, s64 floor);
 
 /* ---------------------------------------------------------------------
  * shrinker.c and pm.c

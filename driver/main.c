@@ -265,10 +265,8 @@ void nvme_hmb_detach(struct nvme_hmb_ctrl *ctrl)
 {
 	u64 size;
 
-	mutex_lock(&nvme_hmb_ctrls_lock);
-	list_del_rcu(&ctrl->node);
-	mutex_unlock(&nvme_hmb_ctrls_lock);
-	/* No shrinker walk sees it now, so no new work gets queued. */
+	/* No shrinker walk queues work for it after the grace period. */
+	WRITE_ONCE(ctrl->dying, true);
 	synchronize_rcu();
 	nvme_hmb_ctrl_stop_work(ctrl);
 
@@ -285,7 +283,12 @@ void nvme_hmb_detach(struct nvme_hmb_ctrl *ctrl)
 	ctrl->port = NULL;
 	mutex_unlock(&ctrl->lock);
 
+	/* The name stays taken (on the list) until its directory is gone. */
 	nvme_hmb_kobj_del(ctrl);
+	mutex_lock(&nvme_hmb_ctrls_lock);
+	list_del_rcu(&ctrl->node);
+	mutex_unlock(&nvme_hmb_ctrls_lock);
+	synchronize_rcu();
 	nvme_hmb_kobj_put(ctrl);
 }
 EXPORT_SYMBOL_NS_GPL(nvme_hmb_detach, NVME_HMB_NS);

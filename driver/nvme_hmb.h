@@ -67,6 +67,11 @@ struct nvme_hmb_port_ops {
 	 * completion dword 0 into @cdw0.
 	 */
 	int (*get_features)(struct nvme_hmb_port *port, void *data, u32 *cdw0);
+	/*
+	 * Optional: whether another driver (nvme-pci) still runs the
+	 * controller's HMB, after nvme_hmb_report_foreign(ctrl, true).
+	 */
+	bool (*owned_elsewhere)(struct nvme_hmb_port *port);
 };
 
 /**

@@ -170,7 +170,7 @@ enum nvme_hmb_reason nvme_hmb_negotiate(const struct nvme_hmb_caps *caps,
 		return NVME_HMB_R_HMMINDS_TOO_LARGE;
 
 	/* Start from the allocator's sweet spot ... */
-	first = nvme_hmb_chunk_round(host, min(host->buddy_chunk, plan->target));
+	first = nvme_hmb_chunk_round(host, min(host->buddy_chunk, largest));
 	/* ... unless the entries allowed cannot cover the target with it. */
 	need = nvme_hmb_chunk_round_up(host,
 				       div64_u64(plan->target + plan->max_descs - 1,

@@ -20,6 +20,22 @@
 
 static struct kobject *nvme_hmb_root;
 
+/*
+ * A decimal number from user space, strictly: digits and an optional
+ * trailing newline (kstrtouint() would also take a leading '+').
+ */
+static int nvme_hmb_parse(const char *buf, unsigned int max, unsigned int *val)
+{
+	int ret;
+
+	if (buf[0] == '+')
+		return -EINVAL;
+	ret = kstrtouint(buf, 10, val);
+	if (ret)
+		return ret;
+	return *val > max ? -ERANGE : 0;
+}
+
 #define to_ctrl(k)	container_of(k, struct nvme_hmb_ctrl, kobj)
 
 #define NVME_HMB_ID_ATTR(field, expr)					\
@@ -50,11 +66,9 @@ static ssize_t limit_mib_store(struct kobject *kobj,
 	unsigned int mib;
 	int ret;
 
-	ret = kstrtouint(buf, 10, &mib);
+	ret = nvme_hmb_parse(buf, NVME_HMB_LIMIT_MAX_MIB, &mib);
 	if (ret)
 		return ret;
-	if (mib > NVME_HMB_LIMIT_MAX_MIB)
-		return -ERANGE;
 	ret = nvme_hmb_set_limit(to_ctrl(kobj), (u64)mib << 20);
 	return ret ? ret : count;
 }
@@ -149,16 +163,13 @@ static ssize_t reclaim_show(struct kobject *kobj, struct kobj_attribute *attr,
 static ssize_t reclaim_store(struct kobject *kobj, struct kobj_attribute *attr,
 			     const char *buf, size_t count)
 {
-	struct nvme_hmb_ctrl *ctrl = to_ctrl(kobj);
 	unsigned int on;
 	int ret;
 
-	ret = kstrtouint(buf, 10, &on);
+	ret = nvme_hmb_parse(buf, 1, &on);
 	if (ret)
 		return ret;
-	if (on > 1)
-		return -ERANGE;
-	ret = nvme_hmb_set_reclaim(ctrl, on, READ_ONCE(ctrl->reclaim_floor));
+	ret = nvme_hmb_set_reclaim(to_ctrl(kobj), on, -1);
 	return ret ? ret : count;
 }
 
@@ -175,17 +186,13 @@ static ssize_t reclaim_floor_mib_store(struct kobject *kobj,
 				       struct kobj_attribute *attr,
 				       const char *buf, size_t count)
 {
-	struct nvme_hmb_ctrl *ctrl = to_ctrl(kobj);
 	unsigned int mib;
 	int ret;
 
-	ret = kstrtouint(buf, 10, &mib);
+	ret = nvme_hmb_parse(buf, NVME_HMB_LIMIT_MAX_MIB, &mib);
 	if (ret)
 		return ret;
-	if (mib > NVME_HMB_LIMIT_MAX_MIB)
-		return -ERANGE;
-	ret = nvme_hmb_set_reclaim(ctrl, READ_ONCE(ctrl->reclaim),
-				   (u64)mib << 20);
+	ret = nvme_hmb_set_reclaim(to_ctrl(kobj), -1, (s64)mib << 20);
 	return ret ? ret : count;
 }
 

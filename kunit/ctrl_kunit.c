@@ -279,8 +279,35 @@ static void disable_fails_keeps_memory(struct kunit *test)
 	/* A reset takes the HMB away from the controller: the engine re-arms. */
 	nvme_hmb_mock_reset(t->mock);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
+	/* Recovered: the reason is the HMB's again, not the failure's. */
+	KUNIT_EXPECT_EQ(test, nvme_hmb_reason(t->ctrl), NVME_HMB_R_GRANTED);
 	expect_agree(test);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(32)), 0);
+	expect_agree(test);
+}
+
+/*
+ * A shrink whose enable is lost before the controller saw it (-EIO), and
+ * whose follow-up disable is lost too: memory kept (failed).  The list
+ * changed, so the reset after must bring it back fresh, never with MR=1.
+ */
+static void lost_commands_then_reset_is_fresh(struct kunit *test)
+{
+	struct nvme_hmb_mock_view v;
+	struct ctrl_test *t;
+
+	new_mock(test, &bg5);
+	t = test->priv;
+	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
+	nvme_hmb_mock_fail_sets(t->mock, 1, 2, -EIO);
+	KUNIT_EXPECT_LT(test, nvme_hmb_set_limit(t->ctrl, MIB(32)), 0);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_FAILED);
+	nvme_hmb_mock_reset(t->mock);
+	nvme_hmb_mock_view(t->mock, &v);
+	KUNIT_EXPECT_EQ(test, v.mr_returns, 0);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(32));
+	KUNIT_EXPECT_EQ(test, nvme_hmb_reason(t->ctrl), NVME_HMB_R_LIMITED);
 	expect_agree(test);
 }
 
@@ -465,6 +492,7 @@ static struct kunit_case nvme_hmb_ctrl_cases[] = {
 	KUNIT_CASE(set_rejected_frees),
 	KUNIT_CASE(set_lost_completion),
 	KUNIT_CASE(disable_fails_keeps_memory),
+	KUNIT_CASE(lost_commands_then_reset_is_fresh),
 	KUNIT_CASE(get_features_fails),
 	KUNIT_CASE(fail_each_step),
 	KUNIT_CASE(double_teardown),
@@ -639,6 +667,7 @@ static void sleep_with_failed_disable(struct kunit *test)
 	/* The reset after restore makes it safe, and it is given fresh. */
 	nvme_hmb_mock_reset(t->mock);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_reason(t->ctrl), NVME_HMB_R_GRANTED);
 	expect_agree(test);
 }
 

@@ -253,6 +253,25 @@ static void build_fail_every_position(struct kunit *test)
 	}
 }
 
+/*
+ * Behind a merging IOMMU one contiguous buffer is tried first; when it
+ * cannot be had, the list still takes chunks, as many as the plan allows.
+ */
+static void contig_falls_back_to_chunks(struct kunit *test)
+{
+	struct hmdl_test *t = test->priv;
+
+	t->host.contig = true;
+	plan_for(test, (struct nvme_hmb_id){ 16384, 3584, 1, 1024 }, MIB(128));
+	t->fail_nth = 1;	/* the contiguous attempt, after the list */
+	KUNIT_ASSERT_EQ(test, build(test), 0);
+	check_invariants(test);
+	KUNIT_EXPECT_NULL(test, t->buf.sgt);
+	KUNIT_EXPECT_EQ(test, t->buf.size, MIB(64));
+	KUNIT_EXPECT_EQ(test, t->buf.nr_chunks, 16);
+	KUNIT_EXPECT_EQ(test, t->ax.failures, 1);
+}
+
 static void trim_and_free_twice(struct kunit *test)
 {
 	struct hmdl_test *t = test->priv;
@@ -297,6 +316,7 @@ static struct kunit_case nvme_hmb_hmdl_cases[] = {
 	KUNIT_CASE(build_hmmaxd_limited),
 	KUNIT_CASE(build_budget_below_min),
 	KUNIT_CASE(build_fail_every_position),
+	KUNIT_CASE(contig_falls_back_to_chunks),
 	KUNIT_CASE(trim_and_free_twice),
 	KUNIT_CASE(grow_appends),
 	{}

@@ -73,10 +73,16 @@ struct nvme_hmb_mock {
 
 	struct nvme_hmb_mock_view stats;
 	unsigned int fail_set_skip;
+	unsigned int fail_set_nr;
 	int fail_set_status;
 	int fail_get_status;
 };
 
+/*
+ * The firmware's own work runs here: WQ_MEM_RECLAIM, since the engine's
+ * reclaim work (itself WQ_MEM_RECLAIM) cancels it when disabling.
+ */
+static struct workqueue_struct *mock_wq;
 static struct dentry *mock_debugfs;
 static DEFINE_IDA(mock_ida);
 static struct nvme_hmb_mock *mock_ctrls[MOCK_MAX_CTRLS];
@@ -204,8 +210,8 @@ static void mock_touch_work(struct work_struct *work)
 	mutex_lock(&mock->lock);
 	if (mock->ehm) {
 		mock_touch_some(mock);
-		schedule_delayed_work(&mock->touch,
-				      msecs_to_jiffies(MOCK_TOUCH_MS));
+		queue_delayed_work(mock_wq, &mock->touch,
+				   msecs_to_jiffies(MOCK_TOUCH_MS));
 	}
 	mutex_unlock(&mock->lock);
 }
@@ -307,6 +313,10 @@ static int mock_enable(struct nvme_hmb_mock *mock,
 	if (!hmdlec || (mock->id.hmmaxd && hmdlec > mock->id.hmmaxd))
 		return mock_reject(mock, MOCK_INVALID_FIELD,
 				   "entry count 0 or above HMMAXD");
+	/* This firmware's own limit, so that it never reads past a list. */
+	if (hmdlec > NVME_HMB_MAX_DESCS)
+		return mock_reject(mock, MOCK_INVALID_FIELD,
+				   "entry count above 1024");
 	if (hsize < mock->id.hmmin)
 		return mock_reject(mock, MOCK_INVALID_FIELD, "HSIZE below HMMIN");
 	if (hsize > mock->id.hmpre)
@@ -345,7 +355,8 @@ static int mock_enable(struct nvme_hmb_mock *mock,
 	}
 	mock->ehm = true;
 	mock->cursor = 0;
-	schedule_delayed_work(&mock->touch, msecs_to_jiffies(MOCK_TOUCH_MS));
+	queue_delayed_work(mock_wq, &mock->touch,
+			   msecs_to_jiffies(MOCK_TOUCH_MS));
 	return 0;
 }
 
@@ -370,14 +381,19 @@ static int mock_set_features_locked(struct nvme_hmb_mock *mock,
 	if (mock->fail_set_status) {
 		if (!mock->fail_set_skip) {
 			status = mock->fail_set_status;
-			mock->fail_set_status = 0;
+			if (!--mock->fail_set_nr)
+				mock->fail_set_status = 0;
 			if (status > 0) {
 				/* Completed with an error: not executed. */
 				mock->stats.rejected++;
 				return status;
 			}
-			/* Executed, but the completion was lost. */
-			mock_execute_locked(mock, cmd);
+			/*
+			 * -ETIMEDOUT: executed, but the completion was lost;
+			 * any other errno: lost before the controller saw it.
+			 */
+			if (status == -ETIMEDOUT)
+				mock_execute_locked(mock, cmd);
 			return status;
 		}
 		mock->fail_set_skip--;
@@ -489,18 +505,35 @@ void nvme_hmb_mock_check(struct nvme_hmb_mock *mock)
 EXPORT_SYMBOL_NS_GPL(nvme_hmb_mock_check, NVME_HMB_NS);
 
 /**
- * nvme_hmb_mock_fail_set() - fail a coming Set Features
+ * nvme_hmb_mock_fail_sets() - fail coming Set Features commands
  * @mock: the mock
  * @skip: Set Features commands to let through first
- * @status: NVMe status (> 0) or negative errno to answer with; 0 cancels
+ * @nr: how many to fail then, in a row
+ * @status: NVMe status (> 0: not executed) or negative errno
+ *	    (-ETIMEDOUT: executed, completion lost; any other: not executed)
+ *	    to answer with; 0 cancels
+ */
+void nvme_hmb_mock_fail_sets(struct nvme_hmb_mock *mock, unsigned int skip,
+			     unsigned int nr, int status)
+{
+	mutex_lock(&mock->lock);
+	mock->fail_set_skip = skip;
+	mock->fail_set_nr = nr;
+	mock->fail_set_status = nr ? status : 0;
+	mutex_unlock(&mock->lock);
+}
+EXPORT_SYMBOL_NS_GPL(nvme_hmb_mock_fail_sets, NVME_HMB_NS);
+
+/**
+ * nvme_hmb_mock_fail_set() - fail one coming Set Features
+ * @mock: the mock
+ * @skip: Set Features commands to let through first
+ * @status: as for nvme_hmb_mock_fail_sets(); 0 cancels
  */
 void nvme_hmb_mock_fail_set(struct nvme_hmb_mock *mock, unsigned int skip,
 			    int status)
 {
-	mutex_lock(&mock->lock);
-	mock->fail_set_skip = skip;
-	mock->fail_set_status = status;
-	mutex_unlock(&mock->lock);
+	nvme_hmb_mock_fail_sets(mock, skip, 1, status);
 }
 EXPORT_SYMBOL_NS_GPL(nvme_hmb_mock_fail_set, NVME_HMB_NS);
 
@@ -738,7 +771,11 @@ void nvme_hmb_mock_destroy(struct nvme_hmb_mock *mock)
 	nvme_hmb_detach(mock->hmb);
 	mutex_lock(&mock->lock);
 	if (mock->ehm) {
-		/* The engine leaked the buffer to us: the contract held. */
+		/*
+		 * The engine could not disable and left the buffer with us,
+		 * as it must: it has to be intact and still allocated.
+		 */
+		mock_touch_all(mock, false);
 		mock->ehm = false;
 	}
 	mutex_unlock(&mock->lock);
@@ -779,6 +816,9 @@ static int __init mock_init(void)
 			return -ERANGE;
 	}
 
+	mock_wq = alloc_workqueue("nvme_hmb_mock", WQ_MEM_RECLAIM, 0);
+	if (!mock_wq)
+		return -ENOMEM;
 	mock_debugfs = debugfs_create_dir("nvme_hmb_mock", NULL);
 	for (i = 0; i < nr_ctrls; i++) {
 		id.hmpre = mock_param(hmpre, nr_hmpre, i);
@@ -793,6 +833,7 @@ static int __init mock_init(void)
 			mock_ctrls[i] = NULL;
 			mock_destroy_all();
 			debugfs_remove_recursive(mock_debugfs);
+			destroy_workqueue(mock_wq);
 			return ret;
 		}
 		nvme_hmb_start(mock_ctrls[i]->hmb);
@@ -804,6 +845,7 @@ static void __exit mock_exit(void)
 {
 	mock_destroy_all();
 	debugfs_remove_recursive(mock_debugfs);
+	destroy_workqueue(mock_wq);
 }
 
 module_init(mock_init);

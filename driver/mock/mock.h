@@ -34,6 +34,8 @@ void nvme_hmb_mock_view(struct nvme_hmb_mock *mock,
 			struct nvme_hmb_mock_view *view);
 void nvme_hmb_mock_fail_set(struct nvme_hmb_mock *mock, unsigned int skip,
 			    int status);
+void nvme_hmb_mock_fail_sets(struct nvme_hmb_mock *mock, unsigned int skip,
+			     unsigned int nr, int status);
 void nvme_hmb_mock_fail_get(struct nvme_hmb_mock *mock, int status);
 void nvme_hmb_mock_reset(struct nvme_hmb_mock *mock);
 void nvme_hmb_mock_check(struct nvme_hmb_mock *mock);

@@ -394,7 +394,18 @@ static int hmb_pci_guard(struct hmb_pci_ctrl *pc,
 			dev_dbg(pc->port.dev, "HMB guard: buffer already enabled\n");
 			return 0;
 		}
-		if (cur != pc->sent_hmdla && !READ_ONCE(pc->foreign)) {
+		if (cur == pc->sent_hmdla) {
+			/*
+			 * Our own list is still enabled although the engine
+			 * thinks it is not: never answer with a status (the
+			 * engine would free a buffer in use); an errno makes
+			 * it disable first.
+			 */
+			dev_warn_ratelimited(pc->port.dev, "HMB guard: our buffer is still enabled\n");
+			return -EIO;
+		}
+		WRITE_ONCE(pc->sent_hmdla, 0);
+		if (!READ_ONCE(pc->foreign)) {
 			WRITE_ONCE(pc->foreign, true);
 			hmb_pci_explain_foreign(pc);
 		}
@@ -448,10 +459,24 @@ static int hmb_pci_set_features(struct nvme_hmb_port *port,
 	return ret;
 }
 
+static bool hmb_pci_owned_by_nvme_pci(struct hmb_pci_ctrl *pc);
+
+/* Asked by the engine, under its lock, when a user resizes while foreign. */
+static bool hmb_pci_owned_elsewhere(struct nvme_hmb_port *port)
+{
+	struct hmb_pci_ctrl *pc = to_hmb_pci(port);
+
+	if (!hmb_pci_reachable(pc) || hmb_pci_owned_by_nvme_pci(pc))
+		return true;
+	WRITE_ONCE(pc->foreign, false);
+	return false;
+}
+
 static const struct nvme_hmb_port_ops hmb_pci_port_ops = {
 	.identify	= hmb_pci_identify,
 	.set_features	= hmb_pci_set_features,
 	.get_features	= hmb_pci_get_features,
+	.owned_elsewhere = hmb_pci_owned_elsewhere,
 };
 
 /* ---------------------------------------------------------------------
@@ -584,16 +609,29 @@ static void hmb_pci_release(struct hmb_pci_ctrl *pc)
 	struct nvme_ctrl *nctrl = pc->nctrl;
 	enum nvme_ctrl_state state;
 
+	int tries = 3;
+
 	hmb_pci_list_del(pc);
 	state = nvme_ctrl_state(nctrl);
-	if (state == NVME_CTRL_NEW || state == NVME_CTRL_RESETTING ||
-	    state == NVME_CTRL_CONNECTING) {
-		/* Let a reset in progress finish, as nvme-pci's remove does. */
+	/*
+	 * Let resets in progress finish, as nvme-pci's remove does; a reset
+	 * may start again right after a flush, hence the loop.
+	 */
+	while (tries-- && (state == NVME_CTRL_NEW ||
+			   state == NVME_CTRL_RESETTING ||
+			   state == NVME_CTRL_CONNECTING)) {
 		flush_work(&nctrl->reset_work);
 		state = nvme_ctrl_state(nctrl);
 	}
-	if (state != NVME_CTRL_LIVE || !pci_device_is_present(pc->pdev)) {
-		dev_info(nctrl->device, "HMB: controller not live (state %d); not sending it anything\n",
+	/*
+	 * Only a controller that is gone, or dead, cannot use the buffer any
+	 * more: free without a word.  Any other gets the disable, and if that
+	 * fails, the engine keeps (leaks) the memory rather than free it
+	 * under DMA.
+	 */
+	if (!pci_device_is_present(pc->pdev) || state == NVME_CTRL_DEAD ||
+	    state == NVME_CTRL_DELETING_NOIO) {
+		dev_info(nctrl->device, "HMB: controller gone (state %d); not sending it anything\n",
 			 state);
 		nvme_hmb_report_gone(pc->hmb);
 	}
@@ -617,6 +655,8 @@ static void hmb_pci_reset(struct hmb_pci_ctrl *pc)
 		return;
 	}
 	dev_info(dev, "HMB: controller reset noticed\n");
+	/* The reset disabled whatever the controller held. */
+	WRITE_ONCE(pc->sent_hmdla, 0);
 	nvme_hmb_report_reset(pc->hmb);
 	if (!READ_ONCE(pc->foreign))
 		return;
