@@ -375,6 +375,15 @@ static void double_teardown(struct kunit *test)
 	expect_agree(test);
 }
 
+/* The controller stops using the buffer behind the engine's back. */
+static void controller_lets_go(struct ctrl_test *t,
+			       struct nvme_hmb_mock_view *view)
+{
+	nvme_hmb_mock_raw_set(t->mock, &(struct nvme_hmb_set_cmd){
+		.cdw10 = NVME_FEAT_HOST_MEM_BUF });
+	nvme_hmb_mock_view(t->mock, view);
+}
+
 static void gone_frees_without_commands(struct kunit *test)
 {
 	struct nvme_hmb_mock_view before, after;
@@ -384,9 +393,7 @@ static void gone_frees_without_commands(struct kunit *test)
 	t = test->priv;
 	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
 	/* Surprise removal: the controller stops, as a dead link does. */
-	nvme_hmb_mock_raw_set(t->mock, &(struct nvme_hmb_set_cmd){
-		.cdw10 = NVME_FEAT_HOST_MEM_BUF });
-	nvme_hmb_mock_view(t->mock, &before);
+	controller_lets_go(t, &before);
 	nvme_hmb_report_gone(t->ctrl);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_OFF);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(32)), -ENODEV);
@@ -403,9 +410,7 @@ static void foreign_owner(struct kunit *test)
 	t = test->priv;
 	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
 	/* A reset, then nvme-pci enabled its own: ours is not in use. */
-	nvme_hmb_mock_raw_set(t->mock, &(struct nvme_hmb_set_cmd){
-		.cdw10 = NVME_FEAT_HOST_MEM_BUF });
-	nvme_hmb_mock_view(t->mock, &before);
+	controller_lets_go(t, &before);
 	nvme_hmb_report_foreign(t->ctrl, true);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_OFF);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_reason(t->ctrl), NVME_HMB_R_FOREIGN);
