@@ -168,6 +168,25 @@ static void nvme_hmb_verify(struct nvme_hmb_ctrl *ctrl)
 }
 
 /*
+ * Whether the controller holds exactly our current buffer enabled, as
+ * Get Features says.  false when it does not, or cannot tell.
+ */
+static bool nvme_hmb_holds_ours(struct nvme_hmb_ctrl *ctrl)
+{
+	struct nvme_hmb_attrs attrs;
+	u32 cdw0 = 0;
+
+	memset(ctrl->attr_buf, 0, NVME_HMB_ATTR_LEN);
+	if (ctrl->port->ops->get_features(ctrl->port, ctrl->attr_buf, &cdw0))
+		return false;
+	nvme_hmb_decode_attrs(ctrl->attr_buf, cdw0, &attrs);
+	return attrs.ehm && ctrl->buf.descs &&
+	       attrs.hmdla == ctrl->buf.descs_dma &&
+	       attrs.hsize == ctrl->buf.size >> NVME_HMB_PAGE_SHIFT &&
+	       attrs.hmdlec == ctrl->buf.nr_chunks;
+}
+
+/*
  * Tell the controller to stop using the buffer.  On success the memory is
  * the host's again; on failure the controller may still access it.
  */
@@ -245,6 +264,12 @@ static int nvme_hmb_enable(struct nvme_hmb_ctrl *ctrl, bool mr)
 		return 0;
 	}
 
+	/*
+	 * Command Sequence Error: the controller has a buffer enabled after
+	 * all, possibly this one: as ambiguous as a lost completion.
+	 */
+	if (ret > 0 && (ret & 0x7ff) == NVME_SC_CMD_SEQ_ERROR)
+		ret = -EBUSY;
 	nvme_hmb_cmd_error(ctrl, "enable (Set Features)", ret);
 	dev_info_ratelimited(ctrl->port->dev,
 			     "HMB: the rejected buffer was %llu KiB in %u descriptor%s\n",
@@ -663,6 +688,16 @@ void nvme_hmb_report_reset(struct nvme_hmb_ctrl *ctrl)
 	if (ctrl->gone)
 		goto out;
 	ctrl->stats.resets++;
+	/*
+	 * A report can come late: if the controller holds our buffer
+	 * enabled (we gave it back since the reset), there is nothing to do,
+	 * and above all no list to rewrite under it.
+	 */
+	if ((ctrl->state == NVME_HMB_ENABLED ||
+	     ctrl->state == NVME_HMB_FAILED) && nvme_hmb_holds_ours(ctrl)) {
+		ctrl->state = NVME_HMB_ENABLED;
+		goto out;
+	}
 	/* A reset disabled the HMB: the memory is the host's again. */
 	if (ctrl->state == NVME_HMB_ENABLED || ctrl->state == NVME_HMB_FAILED) {
 		ctrl->state = NVME_HMB_SUSPENDED;

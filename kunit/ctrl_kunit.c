@@ -72,6 +72,15 @@ static void expect_agree(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, t->ctrl->stats.verify_mismatches, 0);
 }
 
+/* The controller stops using the buffer behind the engine's back. */
+static void controller_lets_go(struct ctrl_test *t,
+			       struct nvme_hmb_mock_view *view)
+{
+	nvme_hmb_mock_raw_set(t->mock, &(struct nvme_hmb_set_cmd){
+		.cdw10 = NVME_FEAT_HOST_MEM_BUF });
+	nvme_hmb_mock_view(t->mock, view);
+}
+
 static void enable_bg5(struct kunit *test)
 {
 	struct ctrl_test *t;
@@ -226,6 +235,30 @@ static void reset_returns_buffer(struct kunit *test)
 	expect_agree(test);
 }
 
+/*
+ * A reset report that arrives after the engine already gave the
+ * controller a new buffer (a resize raced the reset): nothing to do, and
+ * above all no enable of a list the controller holds.
+ */
+static void late_reset_report(struct kunit *test)
+{
+	struct nvme_hmb_mock_view before, after;
+	struct ctrl_test *t;
+
+	new_mock(test, &bg5);
+	t = test->priv;
+	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
+	controller_lets_go(t, &before);		/* the reset itself */
+	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(32)), 0);
+	nvme_hmb_mock_view(t->mock, &before);
+	nvme_hmb_report_reset(t->ctrl);		/* ... reported late */
+	nvme_hmb_mock_view(t->mock, &after);
+	KUNIT_EXPECT_EQ(test, after.set_cmds, before.set_cmds);
+	KUNIT_EXPECT_EQ(test, after.rejected, 0);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(32));
+	expect_agree(test);
+}
+
 static void set_rejected_frees(struct kunit *test)
 {
 	struct ctrl_test *t;
@@ -375,15 +408,6 @@ static void double_teardown(struct kunit *test)
 	expect_agree(test);
 }
 
-/* The controller stops using the buffer behind the engine's back. */
-static void controller_lets_go(struct ctrl_test *t,
-			       struct nvme_hmb_mock_view *view)
-{
-	nvme_hmb_mock_raw_set(t->mock, &(struct nvme_hmb_set_cmd){
-		.cdw10 = NVME_FEAT_HOST_MEM_BUF });
-	nvme_hmb_mock_view(t->mock, view);
-}
-
 static void gone_frees_without_commands(struct kunit *test)
 {
 	struct nvme_hmb_mock_view before, after;
@@ -494,6 +518,7 @@ static struct kunit_case nvme_hmb_ctrl_cases[] = {
 	KUNIT_CASE(suspend_resume_mr),
 	KUNIT_CASE(mr_refused_falls_back),
 	KUNIT_CASE(reset_returns_buffer),
+	KUNIT_CASE(late_reset_report),
 	KUNIT_CASE(set_rejected_frees),
 	KUNIT_CASE(set_lost_completion),
 	KUNIT_CASE(disable_fails_keeps_memory),
