@@ -65,6 +65,18 @@ static const char *sz(struct nvme_hmb_sz *b, u64 bytes)
 	return b->s;
 }
 
+/* Chunks are whole granules: the larger of the CPU and controller page. */
+static u64 nvme_hmb_granule(void)
+{
+	return max_t(u64, PAGE_SIZE, NVME_HMB_PAGE);
+}
+
+/* HMMIN in whole granules: the least HMB worth enabling. */
+static u64 nvme_hmb_min_bytes(struct nvme_hmb_ctrl *ctrl)
+{
+	return round_up(ctrl->caps.min, nvme_hmb_granule());
+}
+
 /* The least reclaim may leave; 0 means it may turn the HMB off. */
 static u64 nvme_hmb_reclaim_floor(struct nvme_hmb_ctrl *ctrl, bool severe)
 {
@@ -72,8 +84,7 @@ static u64 nvme_hmb_reclaim_floor(struct nvme_hmb_ctrl *ctrl, bool severe)
 
 	if (severe)
 		return floor;
-	return max(floor, round_up(ctrl->caps.min,
-				   max_t(u64, PAGE_SIZE, NVME_HMB_PAGE)));
+	return max(floor, nvme_hmb_min_bytes(ctrl));
 }
 
 /* Bytes that freeing whole buffers from the tail gives, keeping @floor. */
@@ -99,7 +110,7 @@ static void nvme_hmb_update_reclaimable(struct nvme_hmb_ctrl *ctrl)
 	if (ctrl->state == NVME_HMB_ENABLED) {
 		normal = nvme_hmb_tail_above(&ctrl->buf,
 					     nvme_hmb_reclaim_floor(ctrl, false));
-		severe = floor < ctrl->caps.min ? ctrl->buf.size :
+		severe = floor < nvme_hmb_min_bytes(ctrl) ? ctrl->buf.size :
 			 nvme_hmb_tail_above(&ctrl->buf, floor);
 	}
 	WRITE_ONCE(ctrl->reclaimable[0], normal);
@@ -138,26 +149,45 @@ static int nvme_hmb_set_features(struct nvme_hmb_ctrl *ctrl, bool enable,
 }
 
 /* Read the attributes back and compare them with what was set. */
-static void nvme_hmb_verify(struct nvme_hmb_ctrl *ctrl)
+/*
+ * Get Features 0Dh into the preallocated buffer (this runs on the reclaim
+ * path too).  Return: 0 with @attrs, or the command's error.
+ */
+static int nvme_hmb_read_attrs(struct nvme_hmb_ctrl *ctrl,
+			       struct nvme_hmb_attrs *attrs)
 {
-	void *data = ctrl->attr_buf;
-	struct nvme_hmb_attrs attrs;
 	u32 cdw0 = 0;
 	int ret;
 
-	/* Preallocated: this runs on the reclaim path too. */
-	memset(data, 0, NVME_HMB_ATTR_LEN);
-	ret = ctrl->port->ops->get_features(ctrl->port, data, &cdw0);
+	memset(ctrl->attr_buf, 0, NVME_HMB_ATTR_LEN);
+	ret = ctrl->port->ops->get_features(ctrl->port, ctrl->attr_buf, &cdw0);
+	if (!ret)
+		nvme_hmb_decode_attrs(ctrl->attr_buf, cdw0, attrs);
+	return ret;
+}
+
+/* Whether @attrs describe our current buffer, enabled. */
+static bool nvme_hmb_attrs_ours(struct nvme_hmb_ctrl *ctrl,
+				const struct nvme_hmb_attrs *attrs)
+{
+	return attrs->ehm && ctrl->buf.descs &&
+	       attrs->hmdla == ctrl->buf.descs_dma &&
+	       attrs->hsize == ctrl->buf.size >> NVME_HMB_PAGE_SHIFT &&
+	       attrs->hmdlec == ctrl->buf.nr_chunks;
+}
+
+static void nvme_hmb_verify(struct nvme_hmb_ctrl *ctrl)
+{
+	struct nvme_hmb_attrs attrs;
+	int ret;
+
+	ret = nvme_hmb_read_attrs(ctrl, &attrs);
 	if (ret) {
 		ctrl->stats.cmd_failures++;
 		nvme_hmb_cmd_error(ctrl, "read-back (Get Features)", ret);
 		return;
 	}
-	nvme_hmb_decode_attrs(data, cdw0, &attrs);
-	if (!attrs.ehm ||
-	    attrs.hsize != ctrl->buf.size >> NVME_HMB_PAGE_SHIFT ||
-	    attrs.hmdla != ctrl->buf.descs_dma ||
-	    attrs.hmdlec != ctrl->buf.nr_chunks) {
+	if (!nvme_hmb_attrs_ours(ctrl, &attrs)) {
 		ctrl->stats.verify_mismatches++;
 		dev_warn_ratelimited(ctrl->port->dev,
 				     "HMB read-back: EHM %d HSIZE %u HMDLEC %u; set %llu, %u\n",
@@ -174,16 +204,9 @@ static void nvme_hmb_verify(struct nvme_hmb_ctrl *ctrl)
 static bool nvme_hmb_holds_ours(struct nvme_hmb_ctrl *ctrl)
 {
 	struct nvme_hmb_attrs attrs;
-	u32 cdw0 = 0;
 
-	memset(ctrl->attr_buf, 0, NVME_HMB_ATTR_LEN);
-	if (ctrl->port->ops->get_features(ctrl->port, ctrl->attr_buf, &cdw0))
-		return false;
-	nvme_hmb_decode_attrs(ctrl->attr_buf, cdw0, &attrs);
-	return attrs.ehm && ctrl->buf.descs &&
-	       attrs.hmdla == ctrl->buf.descs_dma &&
-	       attrs.hsize == ctrl->buf.size >> NVME_HMB_PAGE_SHIFT &&
-	       attrs.hmdlec == ctrl->buf.nr_chunks;
+	return !nvme_hmb_read_attrs(ctrl, &attrs) &&
+	       nvme_hmb_attrs_ours(ctrl, &attrs);
 }
 
 /*
@@ -294,7 +317,7 @@ static void nvme_hmb_host_init(struct nvme_hmb_ctrl *ctrl,
 			       struct nvme_hmb_host *host)
 {
 	host->limit = ctrl->limit;
-	host->granule = max_t(u64, PAGE_SIZE, NVME_HMB_PAGE);
+	host->granule = nvme_hmb_granule();
 	host->buddy_chunk = (u64)PAGE_SIZE * MAX_ORDER_NR_PAGES;
 	host->max_chunk = nvme_hmb_max_chunk_kib ?
 			  max_t(u64, (u64)nvme_hmb_max_chunk_kib << 10,
@@ -857,7 +880,7 @@ void nvme_hmb_reclaim_locked(struct nvme_hmb_ctrl *ctrl, u64 want, bool severe)
 	if (keep >= size)
 		return;
 
-	if (keep < round_up(ctrl->caps.min, NVME_HMB_PAGE)) {
+	if (keep < nvme_hmb_min_bytes(ctrl)) {
 		/* Below HMMIN an HMB is useless: off. */
 		if (!nvme_hmb_teardown_locked(ctrl))
 			return;
@@ -1104,9 +1127,8 @@ void nvme_hmb_ctrl_init(struct nvme_hmb_ctrl *ctrl)
 void nvme_hmb_ctrl_stop_work(struct nvme_hmb_ctrl *ctrl)
 {
 	WRITE_ONCE(ctrl->dying, true);
+	/* Reclaim first: it may queue a regrow until it is cancelled. */
 	cancel_work_sync(&ctrl->reclaim_work);
-	cancel_delayed_work_sync(&ctrl->regrow_work);
-	/* The reclaim work may have queued a regrow before it saw dying. */
 	cancel_delayed_work_sync(&ctrl->regrow_work);
 }
 
