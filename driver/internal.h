@@ -38,19 +38,9 @@ struct sg_table;
  * cmd.c: Identify parsing, Set/Get Features 0Dh encoding, status names
  */
 
-/* Decoded Host Memory Buffer Attributes (Get Features 0Dh). */
-struct nvme_hmb_attrs {
-	bool ehm;	/* completion dword 0 bit 0 */
-	u32 hsize;	/* memory page units */
-	u64 hmdla;	/* descriptor list address */
-	u32 hmdlec;	/* descriptor entries */
-};
-
 void nvme_hmb_id_parse(const void *id_ctrl, struct nvme_hmb_id *id);
 void nvme_hmb_encode_set(struct nvme_hmb_set_cmd *cmd, bool enable, bool mr,
 			 u32 hsize, u64 hmdla, u32 hmdlec);
-void nvme_hmb_decode_attrs(const void *data, u32 cdw0,
-			   struct nvme_hmb_attrs *attrs);
 const char *nvme_hmb_status_str(int status);
 
 /* ---------------------------------------------------------------------

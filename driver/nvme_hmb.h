@@ -55,6 +55,17 @@ struct nvme_hmb_set_cmd {
 /* Length of the Get Features 0Dh data buffer (Host Memory Buffer Attributes). */
 #define NVME_HMB_ATTR_LEN	4096
 
+/* Decoded Host Memory Buffer Attributes (Get Features 0Dh). */
+struct nvme_hmb_attrs {
+	bool ehm;	/* completion dword 0 bit 0 */
+	u32 hsize;	/* memory page units */
+	u64 hmdla;	/* descriptor list address */
+	u32 hmdlec;	/* descriptor entries */
+};
+
+void nvme_hmb_decode_attrs(const void *data, u32 cdw0,
+			   struct nvme_hmb_attrs *attrs);
+
 struct nvme_hmb_port_ops {
 	/* Fill @id from Identify Controller. */
 	int (*identify)(struct nvme_hmb_port *port, struct nvme_hmb_id *id);

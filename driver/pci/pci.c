@@ -52,7 +52,6 @@
 #include <linux/spinlock.h>
 #include <linux/string.h>
 #include <linux/workqueue.h>
-#include <asm/unaligned.h>
 
 #include "compat.h"
 #include "nvme_hmb.h"
@@ -339,6 +338,7 @@ static int hmb_pci_get_features(struct nvme_hmb_port *port, void *data,
  */
 static int hmb_pci_enabled_list(struct hmb_pci_ctrl *pc, u64 *hmdla)
 {
+	struct nvme_hmb_attrs attrs;
 	u32 cdw0 = 0;
 	u8 *data;
 	int ret;
@@ -347,10 +347,10 @@ static int hmb_pci_enabled_list(struct hmb_pci_ctrl *pc, u64 *hmdla)
 	if (!data)
 		return -ENOMEM;
 	ret = hmb_pci_get_features(&pc->port, data, &cdw0);
-	if (!ret)
-		*hmdla = !(cdw0 & NVME_HOST_MEM_ENABLE) ? 0 :
-			 get_unaligned_le32(data + 4) |
-			 (u64)get_unaligned_le32(data + 8) << 32;
+	if (!ret) {
+		nvme_hmb_decode_attrs(data, cdw0, &attrs);
+		*hmdla = attrs.ehm ? attrs.hmdla : 0;
+	}
 	kfree(data);
 	return ret;
 }
