@@ -658,46 +658,6 @@ int nvme_hmb_set_limit(struct nvme_hmb_ctrl *ctrl, u64 limit)
 EXPORT_SYMBOL_NS_GPL(nvme_hmb_set_limit, NVME_HMB_NS);
 
 /**
- * nvme_hmb_suspend() - disable the HMB and keep the memory
- * @ctrl: the controller
- *
- * Return: 0, or the error of the disable (the memory then stays with the
- * controller).
- */
-int nvme_hmb_suspend(struct nvme_hmb_ctrl *ctrl)
-{
-	int ret = 0;
-
-	mutex_lock(&ctrl->lock);
-	if (!ctrl->gone && ctrl->state == NVME_HMB_ENABLED)
-		ret = nvme_hmb_disable(ctrl);
-	mutex_unlock(&ctrl->lock);
-	return ret;
-}
-EXPORT_SYMBOL_NS_GPL(nvme_hmb_suspend, NVME_HMB_NS);
-
-/**
- * nvme_hmb_resume() - give a suspended HMB back to the controller
- * @ctrl: the controller
- *
- * Returns the buffer with MR=1 when it is exactly what the controller last
- * had; fresh otherwise.
- *
- * Return: 0 or the error of the enable.
- */
-int nvme_hmb_resume(struct nvme_hmb_ctrl *ctrl)
-{
-	int ret = 0;
-
-	mutex_lock(&ctrl->lock);
-	if (!ctrl->gone && ctrl->state == NVME_HMB_SUSPENDED)
-		ret = nvme_hmb_enable(ctrl, true);
-	mutex_unlock(&ctrl->lock);
-	return ret;
-}
-EXPORT_SYMBOL_NS_GPL(nvme_hmb_resume, NVME_HMB_NS);
-
-/**
  * nvme_hmb_report_reset() - the controller was reset and is ready again
  * @ctrl: the controller
  *

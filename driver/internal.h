@@ -255,8 +255,6 @@ u64 nvme_hmb_size(struct nvme_hmb_ctrl *ctrl);
 u32 nvme_hmb_nr_descs(struct nvme_hmb_ctrl *ctrl);
 enum nvme_hmb_state nvme_hmb_state(struct nvme_hmb_ctrl *ctrl);
 enum nvme_hmb_reason nvme_hmb_reason(struct nvme_hmb_ctrl *ctrl);
-int nvme_hmb_suspend(struct nvme_hmb_ctrl *ctrl);
-int nvme_hmb_resume(struct nvme_hmb_ctrl *ctrl);
 void nvme_hmb_ctrl_init(struct nvme_hmb_ctrl *ctrl);
 void nvme_hmb_ctrl_stop_work(struct nvme_hmb_ctrl *ctrl);
 u64 nvme_hmb_reclaimable(struct nvme_hmb_ctrl *ctrl, bool severe);

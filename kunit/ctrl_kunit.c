@@ -56,6 +56,17 @@ static void new_mock(struct kunit *test, const struct nvme_hmb_id *id)
 	t->ctrl = nvme_hmb_mock_ctrl(t->mock);
 }
 
+/* A mock of @id with its HMB set up under @limit. */
+static struct ctrl_test *enabled_mock(struct kunit *test,
+				      const struct nvme_hmb_id *id, u64 limit)
+{
+	struct ctrl_test *t = test->priv;
+
+	new_mock(test, id);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, limit), 0);
+	return t;
+}
+
 /* The engine and the mock agree on what is enabled. */
 static void expect_agree(struct kunit *test)
 {
@@ -85,9 +96,7 @@ static void enable_bg5(struct kunit *test)
 {
 	struct ctrl_test *t;
 
-	new_mock(test, &bg5);
-	t = test->priv;
-	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(128)), 0);
+	t = enabled_mock(test, &bg5, MIB(128));
 	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(64));
 	KUNIT_EXPECT_EQ(test, nvme_hmb_reason(t->ctrl), NVME_HMB_R_GRANTED);
@@ -188,16 +197,15 @@ static void suspend_resume_mr(struct kunit *test)
 	struct nvme_hmb_mock_view v;
 	struct ctrl_test *t;
 
-	new_mock(test, &bg5);
-	t = test->priv;
-	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
-	KUNIT_ASSERT_EQ(test, nvme_hmb_suspend(t->ctrl), 0);
+	t = enabled_mock(test, &bg5, MIB(64));
+	nvme_hmb_sleep(t->ctrl, false);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_SUSPENDED);
 	nvme_hmb_mock_view(t->mock, &v);
 	KUNIT_EXPECT_FALSE(test, v.ehm);
 	/* Suspended: a resize waits for resume. */
 	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(32)), -EBUSY);
-	KUNIT_ASSERT_EQ(test, nvme_hmb_resume(t->ctrl), 0);
+	nvme_hmb_wake(t->ctrl, false);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
 	nvme_hmb_mock_view(t->mock, &v);
 	KUNIT_EXPECT_EQ(test, v.mr_returns, 1);
 	KUNIT_EXPECT_EQ(test, t->ctrl->stats.mr_enables, 1);
@@ -209,12 +217,12 @@ static void mr_refused_falls_back(struct kunit *test)
 {
 	struct ctrl_test *t;
 
-	new_mock(test, &bg5);
-	t = test->priv;
-	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
-	KUNIT_ASSERT_EQ(test, nvme_hmb_suspend(t->ctrl), 0);
+	t = enabled_mock(test, &bg5, MIB(64));
+	nvme_hmb_sleep(t->ctrl, false);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_SUSPENDED);
 	nvme_hmb_mock_fail_set(t->mock, 0, INVALID_FIELD);
-	KUNIT_ASSERT_EQ(test, nvme_hmb_resume(t->ctrl), 0);
+	nvme_hmb_wake(t->ctrl, false);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
 	KUNIT_EXPECT_EQ(test, t->ctrl->stats.mr_refusals, 1);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(64));
 	expect_agree(test);
@@ -225,9 +233,7 @@ static void reset_returns_buffer(struct kunit *test)
 	struct nvme_hmb_mock_view v;
 	struct ctrl_test *t;
 
-	new_mock(test, &bg5);
-	t = test->priv;
-	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
+	t = enabled_mock(test, &bg5, MIB(64));
 	nvme_hmb_mock_reset(t->mock);
 	nvme_hmb_mock_view(t->mock, &v);
 	KUNIT_EXPECT_EQ(test, v.mr_returns, 1);
@@ -245,9 +251,7 @@ static void late_reset_report(struct kunit *test)
 	struct nvme_hmb_mock_view before, after;
 	struct ctrl_test *t;
 
-	new_mock(test, &bg5);
-	t = test->priv;
-	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
+	t = enabled_mock(test, &bg5, MIB(64));
 	controller_lets_go(t, &before);		/* the reset itself */
 	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(32)), 0);
 	nvme_hmb_mock_view(t->mock, &before);
@@ -298,9 +302,7 @@ static void disable_fails_keeps_memory(struct kunit *test)
 {
 	struct ctrl_test *t;
 
-	new_mock(test, &bg5);
-	t = test->priv;
-	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
+	t = enabled_mock(test, &bg5, MIB(64));
 	/* The shrink's disable fails: nothing may be freed. */
 	nvme_hmb_mock_fail_set(t->mock, 0, INVALID_FIELD);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(32)), -EIO);
@@ -329,9 +331,7 @@ static void lost_commands_then_reset_is_fresh(struct kunit *test)
 	struct nvme_hmb_mock_view v;
 	struct ctrl_test *t;
 
-	new_mock(test, &bg5);
-	t = test->priv;
-	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
+	t = enabled_mock(test, &bg5, MIB(64));
 	nvme_hmb_mock_fail_sets(t->mock, 1, 2, -EIO);
 	KUNIT_EXPECT_LT(test, nvme_hmb_set_limit(t->ctrl, MIB(32)), 0);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_FAILED);
@@ -376,8 +376,8 @@ static void fail_each_step(struct kunit *test)
 		nvme_hmb_set_limit(t->ctrl, MIB(64));
 		nvme_hmb_set_limit(t->ctrl, MIB(32));
 		nvme_hmb_set_limit(t->ctrl, MIB(48));
-		nvme_hmb_suspend(t->ctrl);
-		nvme_hmb_resume(t->ctrl);
+		nvme_hmb_sleep(t->ctrl, false);
+		nvme_hmb_wake(t->ctrl, false);
 		if (nvme_hmb_state(t->ctrl) == NVME_HMB_FAILED)
 			nvme_hmb_mock_reset(t->mock);
 		KUNIT_EXPECT_NE_MSG(test, nvme_hmb_state(t->ctrl),
@@ -394,9 +394,7 @@ static void double_teardown(struct kunit *test)
 {
 	struct ctrl_test *t;
 
-	new_mock(test, &bg5);
-	t = test->priv;
-	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
+	t = enabled_mock(test, &bg5, MIB(64));
 	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, 0), 0);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, 0), 0);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_reason(t->ctrl),
@@ -413,9 +411,7 @@ static void gone_frees_without_commands(struct kunit *test)
 	struct nvme_hmb_mock_view before, after;
 	struct ctrl_test *t;
 
-	new_mock(test, &bg5);
-	t = test->priv;
-	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
+	t = enabled_mock(test, &bg5, MIB(64));
 	/* Surprise removal: the controller stops, as a dead link does. */
 	controller_lets_go(t, &before);
 	nvme_hmb_report_gone(t->ctrl);
@@ -430,9 +426,7 @@ static void foreign_owner(struct kunit *test)
 	struct nvme_hmb_mock_view before, after;
 	struct ctrl_test *t;
 
-	new_mock(test, &bg5);
-	t = test->priv;
-	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
+	t = enabled_mock(test, &bg5, MIB(64));
 	/* A reset, then nvme-pci enabled its own: ours is not in use. */
 	controller_lets_go(t, &before);
 	nvme_hmb_report_foreign(t->ctrl, true);
@@ -490,11 +484,10 @@ static void mock_rejects(struct kunit *test)
 	struct nvme_hmb_set_cmd cmd;
 	struct ctrl_test *t;
 
-	new_mock(test, &p3plus);
-	t = test->priv;
-	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(32)), 0);
+	t = enabled_mock(test, &p3plus, MIB(32));
 	KUNIT_ASSERT_EQ(test, t->ctrl->buf.nr_chunks, 8);
-	KUNIT_ASSERT_EQ(test, nvme_hmb_suspend(t->ctrl), 0);
+	nvme_hmb_sleep(t->ctrl, false);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_SUSPENDED);
 	nvme_hmb_encode_set(&cmd, true, c->mr, c->hsize ?: 8192,
 			    t->ctrl->buf.descs_dma + c->hmdla_off,
 			    c->hmdlec < 0 ? 8 : c->hmdlec);
@@ -556,9 +549,7 @@ static void reclaim_from_tail(struct kunit *test)
 {
 	struct ctrl_test *t;
 
-	new_mock(test, &bg5);
-	t = test->priv;
-	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
+	t = enabled_mock(test, &bg5, MIB(64));
 	/* HMMIN is 14 MiB: twelve 4 MiB buffers can go, not 50 MiB. */
 	KUNIT_EXPECT_EQ(test, nvme_hmb_reclaimable(t->ctrl, false), MIB(48));
 	KUNIT_EXPECT_EQ(test, nvme_hmb_reclaimable(t->ctrl, true), MIB(64));
@@ -576,9 +567,7 @@ static void reclaim_stops_at_hmmin(struct kunit *test)
 {
 	struct ctrl_test *t;
 
-	new_mock(test, &bg5);
-	t = test->priv;
-	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
+	t = enabled_mock(test, &bg5, MIB(64));
 	/* HMMIN is 14 MiB: 16 MiB (four buffers) is the least kept. */
 	reclaim(t->ctrl, MIB(1024), false);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(16));
@@ -595,9 +584,7 @@ static void reclaim_floor_and_opt_out(struct kunit *test)
 {
 	struct ctrl_test *t;
 
-	new_mock(test, &bg5);
-	t = test->priv;
-	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
+	t = enabled_mock(test, &bg5, MIB(64));
 	KUNIT_ASSERT_EQ(test, nvme_hmb_set_reclaim(t->ctrl, true, MIB(40)), 0);
 	reclaim(t->ctrl, MIB(1024), true);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(40));
@@ -613,9 +600,7 @@ static void regrow_after_quiet(struct kunit *test)
 	unsigned long long_ago = jiffies - 3600 * HZ;
 	struct ctrl_test *t;
 
-	new_mock(test, &bg5);
-	t = test->priv;
-	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
+	t = enabled_mock(test, &bg5, MIB(64));
 	reclaim(t->ctrl, MIB(1024), false);
 	KUNIT_ASSERT_EQ(test, nvme_hmb_size(t->ctrl), MIB(16));
 
@@ -641,9 +626,7 @@ static void suspend_keeps_and_returns(struct kunit *test)
 	struct nvme_hmb_mock_view v;
 	struct ctrl_test *t;
 
-	new_mock(test, &bg5);
-	t = test->priv;
-	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
+	t = enabled_mock(test, &bg5, MIB(64));
 	nvme_hmb_sleep(t->ctrl, false);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_SUSPENDED);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_reason(t->ctrl), NVME_HMB_R_SLEEP);
@@ -666,9 +649,7 @@ static void hibernation_frees_and_rebuilds(struct kunit *test)
 	struct nvme_hmb_mock_view v;
 	struct ctrl_test *t;
 
-	new_mock(test, &bg5);
-	t = test->priv;
-	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
+	t = enabled_mock(test, &bg5, MIB(64));
 	nvme_hmb_sleep(t->ctrl, true);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_OFF);
 	KUNIT_EXPECT_NULL(test, t->ctrl->buf.descs);
@@ -683,9 +664,7 @@ static void sleep_with_failed_disable(struct kunit *test)
 {
 	struct ctrl_test *t;
 
-	new_mock(test, &bg5);
-	t = test->priv;
-	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
+	t = enabled_mock(test, &bg5, MIB(64));
 	nvme_hmb_mock_fail_set(t->mock, 0, INVALID_FIELD);
 	/* Even for hibernation, memory the controller may use is kept. */
 	nvme_hmb_sleep(t->ctrl, true);
