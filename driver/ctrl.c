@@ -141,7 +141,8 @@ static int nvme_hmb_set_features(struct nvme_hmb_ctrl *ctrl, bool enable,
 			    ctrl->buf.size >> NVME_HMB_PAGE_SHIFT,
 			    ctrl->buf.descs_dma, ctrl->buf.nr_chunks);
 	ret = ctrl->port->ops->set_features(ctrl->port, &cmd);
-	if (ret) {
+	/* -EAGAIN: not sent, the controller is being reset; not a failure. */
+	if (ret && ret != -EAGAIN) {
 		ctrl->stats.cmd_failures++;
 		ctrl->last_status = ret;
 	}
@@ -182,6 +183,8 @@ static void nvme_hmb_verify(struct nvme_hmb_ctrl *ctrl)
 	int ret;
 
 	ret = nvme_hmb_read_attrs(ctrl, &attrs);
+	if (ret == -EAGAIN)
+		return;
 	if (ret) {
 		ctrl->stats.cmd_failures++;
 		nvme_hmb_cmd_error(ctrl, "read-back (Get Features)", ret);
@@ -211,7 +214,9 @@ static bool nvme_hmb_holds_ours(struct nvme_hmb_ctrl *ctrl)
 
 /*
  * Tell the controller to stop using the buffer.  On success the memory is
- * the host's again; on failure the controller may still access it.
+ * the host's again; on failure the controller may still access it.  When
+ * the backend could not send the command (-EAGAIN, a reset is under way)
+ * nothing changed: the reset disables the buffer and its report follows.
  */
 static int nvme_hmb_disable(struct nvme_hmb_ctrl *ctrl)
 {
@@ -221,6 +226,10 @@ static int nvme_hmb_disable(struct nvme_hmb_ctrl *ctrl)
 	if (ctrl->state != NVME_HMB_ENABLED && ctrl->state != NVME_HMB_FAILED)
 		return 0;
 	ret = nvme_hmb_set_features(ctrl, false, false);
+	if (ret == -EAGAIN) {
+		dev_dbg(ctrl->port->dev, "HMB disable not sent: controller resetting\n");
+		return ret;
+	}
 	if (ret) {
 		ctrl->state = NVME_HMB_FAILED;
 		ctrl->reason = NVME_HMB_R_DISABLE_FAILED;
@@ -238,13 +247,18 @@ static int nvme_hmb_disable(struct nvme_hmb_ctrl *ctrl)
 /* Free the memory: only ever when the controller cannot access it. */
 static void nvme_hmb_release(struct nvme_hmb_ctrl *ctrl)
 {
+	const struct nvme_hmb_port_ops *ops = ctrl->port->ops;
+
 	if (ctrl->state == NVME_HMB_ENABLED || ctrl->state == NVME_HMB_FAILED) {
 		if (WARN_ON_ONCE(!ctrl->gone))
 			return;
 	}
+	if (ctrl->buf.descs && ops->buffer_released)
+		ops->buffer_released(ctrl->port);
 	nvme_hmb_buf_free(ctrl->port->dma_dev, &ctrl->buf);
 	ctrl->state = NVME_HMB_OFF;
 	ctrl->mr_valid = false;
+	ctrl->enable_deferred = false;
 	nvme_hmb_update_reclaimable(ctrl);
 }
 
@@ -254,10 +268,14 @@ static void nvme_hmb_release(struct nvme_hmb_ctrl *ctrl)
  * a controller that refuses it gets it fresh.  On an error status the
  * controller did not take the buffer and it is freed; on a command that did
  * not complete the controller may have taken it, so it is disabled first.
+ * A command the backend could not send (-EAGAIN: the controller is being
+ * reset) leaves the buffer held, disabled, for the reset report to send.
  */
 static int nvme_hmb_enable(struct nvme_hmb_ctrl *ctrl, bool mr)
 {
 	int ret;
+
+	ctrl->enable_deferred = false;
 
 	mr = mr && ctrl->mr_valid;
 	if (!mr) {
@@ -285,6 +303,14 @@ static int nvme_hmb_enable(struct nvme_hmb_ctrl *ctrl, bool mr)
 			ctrl->stats.mr_enables++;
 		nvme_hmb_verify(ctrl);
 		return 0;
+	}
+	if (ret == -EAGAIN) {
+		ctrl->state = NVME_HMB_SUSPENDED;
+		ctrl->enable_deferred = true;
+		dev_info_ratelimited(ctrl->port->dev,
+				     "HMB: controller is being reset; enabling %llu KiB once it is ready\n",
+				     ctrl->buf.size >> 10);
+		return ret;
 	}
 
 	/*
@@ -651,6 +677,9 @@ int nvme_hmb_set_limit(struct nvme_hmb_ctrl *ctrl, u64 limit)
 		ctrl->limit = limit;
 		ctrl->shrunk = false;
 		ret = nvme_hmb_apply(ctrl);
+		/* A reset is under way: its report finishes the job. */
+		if (ret == -EAGAIN)
+			ret = -EBUSY;
 	}
 	mutex_unlock(&ctrl->lock);
 	return ret;
@@ -663,7 +692,8 @@ EXPORT_SYMBOL_NS_GPL(nvme_hmb_set_limit, NVME_HMB_NS);
  *
  * A Controller Level Reset disables the HMB: the controller no longer
  * accesses it, even if an earlier disable failed.  The buffer, untouched by
- * the host, is returned with MR=1.
+ * the host, is returned with MR=1.  So is a buffer whose enable the
+ * backend could not send while the reset was under way.
  */
 void nvme_hmb_report_reset(struct nvme_hmb_ctrl *ctrl)
 {
@@ -682,7 +712,8 @@ void nvme_hmb_report_reset(struct nvme_hmb_ctrl *ctrl)
 		goto out;
 	}
 	/* A reset disabled the HMB: the memory is the host's again. */
-	if (ctrl->state == NVME_HMB_ENABLED || ctrl->state == NVME_HMB_FAILED) {
+	if (ctrl->state == NVME_HMB_ENABLED || ctrl->state == NVME_HMB_FAILED ||
+	    (ctrl->state == NVME_HMB_SUSPENDED && ctrl->enable_deferred)) {
 		ctrl->state = NVME_HMB_SUSPENDED;
 		/* In system sleep, the wake-up gives it back. */
 		if (ctrl->sleeping)

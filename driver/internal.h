@@ -219,6 +219,10 @@ struct nvme_hmb_ctrl {
 	int last_status;		/* of the failing command */
 	struct nvme_hmb_buf buf;
 	bool mr_valid;			/* buf is what the controller last had */
+	bool enable_deferred;		/* held for an enable the backend could
+					 * not send (reset under way); the
+					 * reset report sends it
+					 */
 	struct nvme_hmb_stats stats;
 	struct nvme_hmb_alloc_hook hook;
 	void *attr_buf;			/* Get Features data, preallocated */

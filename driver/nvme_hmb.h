@@ -13,7 +13,10 @@
  * DNR above) when the controller completed the command with an error, or a
  * negative errno when the command did not complete (timeout, transport
  * error, controller gone).  A negative errno from set_features means the
- * engine cannot know whether the controller executed the command.
+ * engine cannot know whether the controller executed the command, with one
+ * exception: -EAGAIN means the command was not sent because the controller
+ * is being reset, and nvme_hmb_report_reset() follows once it is ready
+ * again (the engine then gives the buffer back).
  *
  * Ops may sleep.  The engine calls them with its per-controller mutex held
  * and never from atomic or reclaim context.
@@ -83,6 +86,14 @@ struct nvme_hmb_port_ops {
 	 * controller's HMB, after nvme_hmb_report_foreign(ctrl, true).
 	 */
 	bool (*owned_elsewhere)(struct nvme_hmb_port *port);
+	/*
+	 * Optional: the engine is about to free the buffer it last gave the
+	 * controller, which no longer holds it (a disable completed, a reset
+	 * disabled it, the controller holds another driver's, or is gone).
+	 * Lets a backend that keeps its own view of the controller's buffer
+	 * drop it under the engine's lock, in step with the engine.
+	 */
+	void (*buffer_released)(struct nvme_hmb_port *port);
 };
 
 /**

@@ -37,6 +37,7 @@
 
 #include <linux/bitops.h>
 #include <linux/ctype.h>
+#include <linux/debugfs.h>
 #include <linux/device.h>
 #include <linux/err.h>
 #include <linux/kernel.h>
@@ -51,6 +52,7 @@
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
+#include <linux/uaccess.h>
 #include <linux/workqueue.h>
 
 #include "compat.h"
@@ -93,7 +95,9 @@ struct hmb_pci_ctrl {
 	/*
 	 * The guard's view, written only by the ops (the engine's lock
 	 * held): the list address of the last enable sent to the
-	 * controller, 0 when the controller holds no buffer of ours.
+	 * controller, 0 when the controller holds no buffer of ours (a
+	 * disable completed, an enable was refused, the engine released
+	 * its buffer, or Get Features showed the controller holds another).
 	 */
 	u64 sent_hmdla;
 };
@@ -273,15 +277,25 @@ static struct hmb_pci_ctrl *to_hmb_pci(struct nvme_hmb_port *port)
 	return container_of(port, struct hmb_pci_ctrl, port);
 }
 
-/* Whether commands can still reach the controller at all. */
-static bool hmb_pci_reachable(struct hmb_pci_ctrl *pc)
+/*
+ * Whether an admin command may be sent now.  Only to a live controller (or
+ * one being deleted, whose admin queue still runs): while nvme-pci resets
+ * it, a command fails or lands in the middle of nvme-pci's init sequence.
+ * Return: 0; -EAGAIN while a reset is under way (its end is reported, see
+ * hmb_pci_reset()); -ENODEV when commands cannot reach it any more.
+ */
+static int hmb_pci_ready(struct hmb_pci_ctrl *pc)
 {
 	switch (nvme_ctrl_state(pc->nctrl)) {
-	case NVME_CTRL_DELETING_NOIO:
-	case NVME_CTRL_DEAD:
-		return false;
+	case NVME_CTRL_LIVE:
+	case NVME_CTRL_DELETING:
+		return 0;
+	case NVME_CTRL_NEW:
+	case NVME_CTRL_RESETTING:
+	case NVME_CTRL_CONNECTING:
+		return -EAGAIN;
 	default:
-		return true;
+		return -ENODEV;
 	}
 }
 
@@ -322,9 +336,11 @@ static int hmb_pci_get_features(struct nvme_hmb_port *port, void *data,
 				u32 *cdw0)
 {
 	struct hmb_pci_ctrl *pc = to_hmb_pci(port);
+	int ret;
 
-	if (!hmb_pci_reachable(pc))
-		return -ENODEV;
+	ret = hmb_pci_ready(pc);
+	if (ret)
+		return ret;
 	*cdw0 = 0;
 	memset(data, 0, NVME_HMB_ATTR_LEN);
 	/* Select 0 (current); the attributes come in the data buffer. */
@@ -380,12 +396,21 @@ static int hmb_pci_guard(struct hmb_pci_ctrl *pc,
 	int ret;
 
 	ret = hmb_pci_enabled_list(pc, &cur);
+	if (ret < 0)
+		return ret;
 	if (ret) {
 		/* Cannot tell (QEMU answers Invalid Field): the controller decides. */
 		dev_dbg(pc->port.dev, "HMB guard: Get Features failed (%d); sending\n",
 			ret);
 		return 1;
 	}
+	/*
+	 * The controller's own answer, read under the engine's lock, is the
+	 * truth: a list it no longer holds (a reset disabled it) is not ours
+	 * to guard any more.
+	 */
+	if (cur != pc->sent_hmdla)
+		WRITE_ONCE(pc->sent_hmdla, 0);
 	if (!cur)
 		return 1;
 	if (enable) {
@@ -430,8 +455,9 @@ static int hmb_pci_set_features(struct nvme_hmb_port *port,
 	struct nvme_command c = { };
 	int ret;
 
-	if (!hmb_pci_reachable(pc))
-		return -ENODEV;
+	ret = hmb_pci_ready(pc);
+	if (ret)
+		return ret;
 	ret = hmb_pci_guard(pc, cmd);
 	if (ret != 1)
 		return ret;
@@ -459,6 +485,12 @@ static int hmb_pci_set_features(struct nvme_hmb_port *port,
 	return ret;
 }
 
+/* The engine frees the buffer the controller no longer holds. */
+static void hmb_pci_buffer_released(struct nvme_hmb_port *port)
+{
+	WRITE_ONCE(to_hmb_pci(port)->sent_hmdla, 0);
+}
+
 static bool hmb_pci_owned_by_nvme_pci(struct hmb_pci_ctrl *pc);
 
 /* Asked by the engine, under its lock, when a user resizes while foreign. */
@@ -466,7 +498,7 @@ static bool hmb_pci_owned_elsewhere(struct nvme_hmb_port *port)
 {
 	struct hmb_pci_ctrl *pc = to_hmb_pci(port);
 
-	if (!hmb_pci_reachable(pc) || hmb_pci_owned_by_nvme_pci(pc))
+	if (hmb_pci_ready(pc) || hmb_pci_owned_by_nvme_pci(pc))
 		return true;
 	WRITE_ONCE(pc->foreign, false);
 	return false;
@@ -477,6 +509,7 @@ static const struct nvme_hmb_port_ops hmb_pci_port_ops = {
 	.set_features	= hmb_pci_set_features,
 	.get_features	= hmb_pci_get_features,
 	.owned_elsewhere = hmb_pci_owned_elsewhere,
+	.buffer_released = hmb_pci_buffer_released,
 };
 
 /* ---------------------------------------------------------------------
@@ -655,17 +688,33 @@ static void hmb_pci_reset(struct hmb_pci_ctrl *pc)
 		return;
 	}
 	dev_info(dev, "HMB: controller reset noticed\n");
-	/* The reset disabled whatever the controller held. */
-	WRITE_ONCE(pc->sent_hmdla, 0);
+	/*
+	 * nvme-pci sets its own HMB up again in every reset unless
+	 * max_host_mem_size_mb is 0: then the controller holds its buffer,
+	 * and ours is not in use (a controller holds one at a time).  The
+	 * guard would refuse our return anyway; asking first keeps dmesg to
+	 * the point.
+	 */
+	if (hmb_pci_owned_by_nvme_pci(pc)) {
+		if (!READ_ONCE(pc->foreign)) {
+			WRITE_ONCE(pc->foreign, true);
+			hmb_pci_explain_foreign(pc);
+		} else {
+			dev_info_ratelimited(dev, "HMB: still run by nvme-pci after the reset (nvme.max_host_mem_size_mb is not 0)\n");
+		}
+		nvme_hmb_report_foreign(pc->hmb, true);
+		nvme_hmb_report_reset(pc->hmb);
+		return;
+	}
+	/*
+	 * The reset disabled whatever the controller held, but this report
+	 * may come late: the engine may have given its buffer back already.
+	 * The guard's view (sent_hmdla) is left to the ops, which run under
+	 * the engine's lock and refresh it from Get Features.
+	 */
 	nvme_hmb_report_reset(pc->hmb);
 	if (!READ_ONCE(pc->foreign))
 		return;
-	if (hmb_pci_owned_by_nvme_pci(pc)) {
-		/* Ours, if the engine had one, is not in the controller. */
-		nvme_hmb_report_foreign(pc->hmb, true);
-		dev_info_ratelimited(dev, "HMB: still run by nvme-pci after the reset (nvme.max_host_mem_size_mb is not 0)\n");
-		return;
-	}
 	WRITE_ONCE(pc->foreign, false);
 	nvme_hmb_report_foreign(pc->hmb, false);
 	dev_info(dev, "HMB: nvme-pci no longer runs the HMB; nvme-hmb takes it\n");
@@ -785,6 +834,51 @@ static struct kprobe hmb_pci_kp = {
 	.pre_handler	= hmb_pci_kp_pre,
 };
 
+/*
+ * debugfs nvme_hmb_pci/report_reset (0200, tests): writing a controller's
+ * name reports a reset of it as the kprobe does.  With no reset behind
+ * it, the report is a late one: the engine finds its buffer still enabled
+ * and must leave it, and the guard its view of it, as they are.
+ */
+static ssize_t hmb_pci_report_reset_write(struct file *file,
+					  const char __user *ubuf,
+					  size_t count, loff_t *ppos)
+{
+	char name[sizeof(((struct nvme_hmb_port *)0)->name)];
+	struct hmb_pci_ctrl *pc;
+	unsigned long flags;
+	bool found = false;
+
+	if (!count || count >= sizeof(name))
+		return -EINVAL;
+	if (copy_from_user(name, ubuf, count))
+		return -EFAULT;
+	name[count] = '\0';
+	strim(name);
+
+	spin_lock_irqsave(&hmb_pci_evt_lock, flags);
+	list_for_each_entry(pc, &hmb_pci_ctrls, node) {
+		if (!strcmp(pc->port.name, name)) {
+			pc->reset_pending = true;
+			found = true;
+		}
+	}
+	spin_unlock_irqrestore(&hmb_pci_evt_lock, flags);
+	if (!found)
+		return -ENODEV;
+	mod_delayed_work(hmb_pci_wq, &hmb_pci_work, 0);
+	return count;
+}
+
+static const struct file_operations hmb_pci_report_reset_fops = {
+	.owner	= THIS_MODULE,
+	.open	= simple_open,
+	.write	= hmb_pci_report_reset_write,
+	.llseek	= noop_llseek,
+};
+
+static struct dentry *hmb_pci_debugfs;
+
 static int hmb_pci_bus_notify(struct notifier_block *nb, unsigned long action,
 			      void *data)
 {
@@ -875,6 +969,10 @@ static int __init hmb_pci_init(void)
 		hmb_pci_kprobe_on = true;
 	}
 
+	hmb_pci_debugfs = debugfs_create_dir(KBUILD_MODNAME, NULL);
+	debugfs_create_file("report_reset", 0200, hmb_pci_debugfs, NULL,
+			    &hmb_pci_report_reset_fops);
+
 	hmb_pci_scan();
 	pr_info("loaded; watching controller resets: %s\n",
 		hmb_pci_kprobe_on ? "yes (kprobe on nvme_start_ctrl)" : "no");
@@ -887,6 +985,7 @@ err_wq:
 
 static void __exit hmb_pci_exit(void)
 {
+	debugfs_remove(hmb_pci_debugfs);
 	if (hmb_pci_kprobe_on)
 		unregister_kprobe(&hmb_pci_kp);
 	mutex_lock(&hmb_pci_lock);
