@@ -18,86 +18,12 @@
 # 1 a test failed, 4 skipped (not root, nvme_hmb_pci not installed, or no
 # nvme-pci controller with a namespace).
 
-KSFT_SKIP=4
-SYS=/sys/kernel/nvme_hmb
-CTRL=nvme0
-NS=/dev/${CTRL}n1
-T=${TMPDIR:-/tmp}/nvme_hmb_pci.$$
-n=0
-failed=0
-
-ok() {
-	n=$((n + 1))
-	echo "ok $n - $1"
-}
-
-nok() {
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n - $1"
-}
-
-# check DESCRIPTION COMMAND...: one test, passed when COMMAND succeeds
-check() {
-	desc=$1
-	shift
-	if "$@"; then ok "$desc"; else nok "$desc"; fi
-}
-
-eq() { # eq ACTUAL EXPECTED
-	[ "$1" = "$2" ] && return 0
-	echo "# got '$1', expected '$2'"
-	return 1
-}
-
-val() { cat "$1" 2>/dev/null; }
-
-# wait_for SECONDS COMMAND...: poll COMMAND every 0.2 s
-wait_for() {
-	_w=$(($1 * 5))
-	shift
-	while [ $_w -gt 0 ]; do
-		"$@" && return 0
-		sleep 0.2
-		_w=$((_w - 1))
-	done
-	"$@"
-}
-
-# Kernel messages since the mark (dmesg_mark), for this test only.
-dmesg_mark() { _mark=$(dmesg | wc -l); }
-dmesg_new() { dmesg | tail -n +$((_mark + 1)); }
-dmesg_has() { # dmesg_has PATTERN: in the messages since the mark
-	dmesg_new | grep -q -- "$1" && return 0
-	echo "# no '$1' in dmesg since the mark"
-	return 1
-}
-dmesg_count() { dmesg | grep -c -- "$1"; }
-
-# io_ok BLOCK: write 1 MiB of random data at 64 KiB block BLOCK, bypassing
-# the page cache, read it back and compare.
-io_ok() {
-	dd if=/dev/urandom of="$T/pat" bs=64k count=16 2>/dev/null &&
-	dd if="$T/pat" of="$NS" bs=64k seek="$1" oflag=direct conv=fsync \
-		2>/dev/null &&
-	dd if="$NS" of="$T/back" bs=64k skip="$1" count=16 iflag=direct \
-		2>/dev/null &&
-	cmp -s "$T/pat" "$T/back" && return 0
-	echo "# I/O at block $1 of $NS failed or read back different data"
-	return 1
-}
+. "$(dirname "$0")/ksft_lib"
+. "$(dirname "$0")/nvme_lib"
 
 loaded() { grep -q "^nvme_hmb_pci " /proc/modules; }
 
-echo "TAP version 13"
-if [ "$(id -u)" != 0 ]; then
-	echo "1..0 # SKIP not root"
-	exit $KSFT_SKIP
-fi
-if ! modinfo nvme_hmb_pci >/dev/null 2>&1; then
-	echo "1..0 # SKIP nvme_hmb_pci is not installed"
-	exit $KSFT_SKIP
-fi
+ksft_header nvme_hmb_pci
 if [ ! -b "$NS" ] || [ ! -e /sys/class/nvme/$CTRL/device ]; then
 	echo "1..0 # SKIP no nvme-pci controller $CTRL with namespace $NS"
 	exit $KSFT_SKIP
@@ -250,8 +176,4 @@ check "rmmod nvme_hmb_pci nvme_hmb" rmmod nvme_hmb_pci nvme_hmb
 check "I/O at the end" io_ok 0
 
 rm -rf "$T"
-if [ $failed -ne 0 ]; then
-	echo "# $failed of $n failed"
-	exit 1
-fi
-exit 0
+ksft_end

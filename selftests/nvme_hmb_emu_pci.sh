@@ -1,0 +1,303 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# nvme-hmb-vm: emu emu-iommu
+#
+# nvme_hmb_pci end to end on the emulated DRAM-less drive (qemu/), a
+# controller that takes the HMB and uses it: every access of the drive to
+# its map in the buffer is checked, so memory freed or reused while the
+# controller may still use it shows up as a violation (or, behind
+# intel-iommu, a DMA error).
+#
+#  1. hand-over with nvme-pci's HMB enabled: nvme-hmb leaves it alone and
+#     says so; after `echo 0 > hmb` it takes it on a resize; a reset gives
+#     it back to nvme-pci;
+#  2. hand-over with nvme.max_host_mem_size_mb=0: nvme-hmb sets it up;
+#  3. resizes under I/O, data compared;
+#  4. nvme reset racing with resizes: nothing is sent while nvme-pci
+#     resets the controller;
+#  5. a late reset report (the engine already gave the buffer back): the
+#     next shrink really disables before it frees;
+#  6. reclaim (drop_caches) and regrow;
+#  7. system sleep: pm_test levels, and with NVME_HMB_REAL_S3=1 five real
+#     S3 cycles in a row (nvme-pci resets the controller on resume);
+#  8. PCI unbind/bind and rmmod/modprobe with the HMB enabled.
+# After every step, size_kib/nr_descs agree with Get Features 0Dh and the
+# drive has seen no violation and no DMA error.
+#
+# Destructive to the first 16 MiB of the namespace.  Exit: 0 all passed,
+# 1 a test failed, 4 skipped (not root, nvme_hmb_pci not installed, or the
+# controller is not the emulated drive).
+
+. "$(dirname "$0")/ksft_lib"
+. "$(dirname "$0")/nvme_lib"
+
+ksft_header nvme_hmb_pci
+if ! emu_present; then
+	echo "1..0 # SKIP $CTRL is not the emulated DRAM-less drive"
+	exit $KSFT_SKIP
+fi
+NR_S3=5
+echo "1..$((71 + 3 * NR_S3))"
+
+QUIET=3
+BDF=$(basename "$(readlink -f /sys/class/nvme/$CTRL/device)")
+D=$SYS/$CTRL
+modprobe -r nvme_hmb_pci nvme_hmb_mock nvme_hmb 2>/dev/null
+
+reload_nvme() {
+	rmmod nvme && modprobe nvme "$@" && wait_for 20 test -b "$NS"
+}
+load_hmb() {
+	modprobe nvme_hmb default_limit_mib=128 regrow_quiet_sec=$QUIET &&
+	modprobe nvme_hmb_pci && wait_for 10 test -d "$D"
+}
+state_is() { [ "$(val "$D/state")" = "$1" ]; }
+reason_is() { [ "$(val "$D/reason")" = "$1" ]; }
+size_is() { [ "$(val "$D/size_kib")" = "$1" ]; }
+timeline() {
+	echo "# $1: state $(val "$D/state") size_kib $(val "$D/size_kib")" \
+	     "nr_descs $(val "$D/nr_descs") reason '$(val "$D/reason")'" \
+	     "GF ehm $(feat ehm) hsize $(feat hsize) hmdlec $(feat hmdlec)" \
+	     "drive hits $(emu hits) violations $(emu violations)" \
+	     "dma_errors $(emu dma_errors)"
+}
+FOREIGN="another driver (nvme-pci) runs the HMB"
+
+# --- 1. nvme-pci's HMB enabled first ------------------------------------
+check "reload nvme with its default cap" reload_nvme
+check "nvme-pci enabled its HMB" eq "$(feat ehm)" 1
+linux_hsize=$(feat hsize)
+linux_hmdlec=$(feat hmdlec)
+# theirs: the controller still holds nvme-pci's buffer, nvme-hmb none
+theirs() {
+	eq "$(feat ehm)" 1 && eq "$(feat hsize)" "$linux_hsize" &&
+	eq "$(feat hmdlec)" "$linux_hmdlec" && eq "$(val "$D/size_kib")" 0 &&
+	emu_clean
+}
+dmesg_mark
+check "load nvme_hmb and nvme_hmb_pci" load_hmb
+check "nvme-hmb leaves nvme-pci's HMB alone" reason_is "$FOREIGN"
+check "state off while nvme-pci runs it" state_is off
+check "dmesg says so, and what to do" \
+	dmesg_has "nvme-pci runs this controller's Host Memory Buffer; nvme-hmb leaves it alone"
+check "nvme-pci's buffer untouched" theirs
+check "a resize while nvme-pci runs it: refused" \
+	sh -c "! echo 64 > $D/limit_mib"
+check "nvme-pci's buffer untouched by the resize" theirs
+dmesg_mark
+check "nvme reset: nvme-pci returns its own" nvme reset /dev/$CTRL
+check "the reset noticed" wait_for 20 dmesg_has "HMB: controller reset noticed"
+check "nvme-hmb still leaves it alone after the reset" reason_is "$FOREIGN"
+check "nvme-pci's buffer untouched by the reset" theirs
+HMBF=/sys/class/nvme/$CTRL/hmb
+if [ -e "$HMBF" ]; then
+	check "echo 0 > $HMBF" sh -c "echo 0 > $HMBF"
+	check "then a resize takes it" sh -c "echo 128 > $D/limit_mib"
+	check "enabled, 64 MiB" size_is 65536
+	check "sysfs agrees with Get Features" agree_pci
+	check "nvme reset: nvme-pci sets its own up again" nvme reset /dev/$CTRL
+	check "nvme-hmb steps back after the reset" wait_for 20 reason_is "$FOREIGN"
+else
+	for w in "echo 0 > $HMBF" "then a resize takes it" "enabled, 64 MiB" \
+		 "sysfs agrees with Get Features" \
+		 "nvme reset: nvme-pci sets its own up again" \
+		 "nvme-hmb steps back after the reset"; do
+		skip "$w" "no $HMBF on $(uname -r) (shown only with a CMB on 6.1)"
+	done
+fi
+check "rmmod nvme_hmb_pci" rmmod nvme_hmb_pci
+check "nvme-pci's HMB still enabled" eq "$(feat ehm)" 1
+check "no violation after the hand-over tests" emu_clean
+timeline "nvme-pci's, left alone"
+
+# --- 2. nvme.max_host_mem_size_mb=0 --------------------------------------
+dmesg_mark
+check "reload nvme max_host_mem_size_mb=0" reload_nvme max_host_mem_size_mb=0
+check "dmesg: nvme-pci's warning about its limit" \
+	dmesg_has "min host memory (14 MiB) above limit (0 MiB)"
+check "no HMB enabled by nvme-pci" eq "$(feat ehm)" 0
+check "modprobe nvme_hmb_pci" sh -c "modprobe nvme_hmb_pci && [ -d $D ]"
+check "nvme-hmb enabled 64 MiB" wait_for 10 size_is 65536
+check "sysfs agrees with Get Features" agree_pci
+timeline "set up by nvme-hmb"
+
+# --- 3. resizes under I/O -------------------------------------------------
+io_loop() { # io_loop FIRST COUNT: COUNT io_ok rounds from 64 KiB block FIRST
+	_i=0
+	while [ $_i -lt "$2" ]; do
+		T=$T.bg io_ok $(($1 + (_i % 4) * 16)) || return 1
+		_i=$((_i + 1))
+	done
+}
+resize_agree() { # resize_agree MIB...: each size, then agreement
+	for _m in "$@"; do
+		echo "$_m" > "$D/limit_mib" || { echo "# write $_m failed"; return 1; }
+		agree_pci || { echo "# after limit_mib $_m"; return 1; }
+	done
+}
+io_loop 64 8 &
+io_pid=$!
+check "resizes under I/O agree with Get Features" \
+	resize_agree 16 48 8 64 24 128 14 32 128
+check "the I/O beside them read back what it wrote" wait $io_pid
+check "no violation after resizes under I/O" emu_clean
+
+# --- 4. nvme reset racing with resizes ----------------------------------
+dmesg_mark
+resets0=$(dmesg_count "HMB: controller reset noticed")
+resetter() {
+	for _r in 1 2 3 4 5; do
+		nvme reset /dev/$CTRL || return 1
+		sleep 0.3
+	done
+}
+resetter &
+rpid=$!
+busy=0 done_=0
+# Resize, paced, for as long as the resets go on.
+while kill -0 $rpid 2>/dev/null; do
+	for m in 16 64 8 128 32 96 24 48; do
+		if echo "$m" > "$D/limit_mib" 2>/dev/null; then
+			done_=$((done_ + 1))
+		else
+			busy=$((busy + 1))
+		fi
+		sleep 0.05
+	done
+done
+echo "# resizes while the controller reset: $done_ done, $busy refused (busy)"
+check "five nvme resets beside the resizes" wait $rpid
+check "resizes went through between the resets" sh -c "[ $done_ -gt 0 ]"
+check "resets noticed" wait_for 20 \
+	sh -c "[ \$(dmesg | grep -c 'HMB: controller reset noticed') -gt $resets0 ]"
+# And resizes aimed at the reset itself: written while nvme-pci says the
+# controller is resetting.  Whatever they answer, nothing may reach the
+# controller before nvme-pci identified it again (the drive's early_cmds).
+aimed=0
+for r in 1 2 3; do
+	nvme reset /dev/$CTRL &
+	rpid=$!
+	_i=0
+	while [ "$(cat /sys/class/nvme/$CTRL/state)" != resetting ] &&
+		[ $_i -lt 500 ]; do
+		_i=$((_i + 1))
+	done
+	if [ "$(cat /sys/class/nvme/$CTRL/state)" = resetting ]; then
+		aimed=$((aimed + 1))
+		echo 16 > "$D/limit_mib" 2>/dev/null
+	fi
+	wait $rpid
+done
+echo "# $aimed resizes written while the controller was resetting"
+check "none of them reached the controller mid-init (early_cmds 0)" \
+	eq "$(emu early_cmds)" 0
+settle() { echo 128 > "$D/limit_mib" 2>/dev/null && size_is 65536; }
+check "back at 64 MiB once the resets are over" wait_for 30 settle
+check "sysfs agrees with Get Features after the race" agree_pci
+check "no command failed: none sent while nvme-pci was resetting" \
+	sh -c "! dmesg | tail -n +$((_mark + 1)) | grep -E 'HMB (enable|disable|read-back).* failed'"
+check "I/O after the race" io_ok 128
+timeline "after resets racing resizes"
+
+# --- 5. a late reset report ---------------------------------------------
+dmesg_mark
+check "report a reset that already passed (debugfs)" \
+	sh -c "echo $CTRL > /sys/kernel/debug/nvme_hmb_pci/report_reset"
+check "the report came" wait_for 10 dmesg_has "HMB: controller reset noticed"
+check "the buffer is left enabled" agree_pci
+check "then a shrink to 16 MiB" sh -c "echo 16 > $D/limit_mib"
+check "really disabled, trimmed, enabled: Get Features agrees" agree_pci
+check "I/O after the shrink" io_ok 144
+check "no violation: nothing was freed under the drive" emu_clean
+check "grow back to 128" sh -c "echo 128 > $D/limit_mib && [ \$(cat $D/size_kib) = 65536 ]"
+timeline "after the late report"
+
+# --- 6. reclaim and regrow ----------------------------------------------
+if [ "$(val "$D/nr_descs")" -gt 1 ]; then
+	# Below 64 MiB and enabled again: a reclaim pass disables, trims
+	# and enables, and reads size 0 in the middle; drop_caches may queue
+	# a second pass.
+	settled_below() {
+		state_is enabled && [ "$(val "$D/size_kib")" -lt 65536 ]
+	}
+	echo 2 > /proc/sys/vm/drop_caches
+	check "drop_caches shrinks the HMB" wait_for 10 settled_below
+	sleep 1
+	wait_for 10 settled_below
+	check "sysfs agrees with Get Features after reclaim" agree_pci
+	check "regrows after $QUIET s of quiet" wait_for 60 size_is 65536
+	check "sysfs agrees with Get Features after regrow" agree_pci
+else
+	# Behind an IOMMU the HMB is one IOVA-contiguous buffer, and reclaim
+	# gives back whole buffers above HMMIN only.
+	for w in "drop_caches shrinks the HMB" \
+		 "sysfs agrees with Get Features after reclaim" \
+		 "regrows after $QUIET s of quiet" \
+		 "sysfs agrees with Get Features after regrow"; do
+		skip "$w" "one IOVA-contiguous buffer: reclaim cannot take part of it yet (issue 10)"
+	done
+fi
+echo 0 > "$D/reclaim"	# steady sizes from here: this part is about sleep
+
+# --- 7. system sleep ----------------------------------------------------
+echo 1 > /sys/module/suspend/parameters/pm_test_delay 2>/dev/null
+pm_cycle() { # pm_cycle STATE LEVEL
+	echo "$2" > /sys/power/pm_test && echo "$1" > /sys/power/state
+	_rc=$?
+	echo none > /sys/power/pm_test
+	[ $_rc = 0 ] || return 1
+	wait_for 20 state_is enabled && wait_for 20 test -b "$NS" && agree_pci
+}
+for l in freezer devices platform; do
+	check "freeze at pm_test $l: back, agrees" pm_cycle freeze $l
+done
+for l in devices platform processors core; do
+	check "mem at pm_test $l: back, agrees" pm_cycle mem $l
+done
+s3() {
+	echo 0 > /sys/class/rtc/rtc0/wakealarm &&
+	echo +3 > /sys/class/rtc/rtc0/wakealarm &&
+	echo mem > /sys/power/state
+}
+after_s3() { wait_for 30 state_is enabled && agree_pci; }
+c=1
+while [ $c -le $NR_S3 ]; do
+	if [ "${NVME_HMB_REAL_S3:-0}" = 1 ]; then
+		check "real S3 cycle $c" s3
+		check "after S3 cycle $c: enabled, agrees" after_s3
+		check "I/O after S3 cycle $c" wait_for 20 io_ok $((160 + c * 16))
+	else
+		for w in "real S3 cycle $c" "after S3 cycle $c" "I/O after S3 cycle $c"; do
+			skip "$w" "real S3 only where NVME_HMB_REAL_S3=1 (the test VM, not behind intel-iommu)"
+		done
+	fi
+	c=$((c + 1))
+done
+timeline "after sleep"
+
+# --- 8. unbind/bind, rmmod/modprobe with the HMB enabled -----------------
+dmesg_mark
+check "unbind $BDF from nvme" \
+	sh -c "echo $BDF > /sys/bus/pci/drivers/nvme/unbind"
+check "detached before nvme-pci's remove" \
+	dmesg_has "$CTRL: HMB: nvme_hmb_pci detached"
+check "bind $BDF to nvme" sh -c "echo $BDF > /sys/bus/pci/drivers/nvme/bind"
+check "attached and enabled again" wait_for 30 state_is enabled
+check "sysfs agrees with Get Features after the bind" agree_pci
+check "I/O after unbind/bind" io_ok 0
+disables0=$(emu disables)
+check "rmmod nvme_hmb_pci with the HMB enabled" rmmod nvme_hmb_pci
+check "the drive was told (EHM=0), nothing left enabled" \
+	sh -c "[ $(feat ehm) = 0 ] && [ $(emu disables) -gt $disables0 ]"
+check "modprobe nvme_hmb_pci again" \
+	sh -c "modprobe nvme_hmb_pci && [ -d $D ]"
+check "enabled again" wait_for 10 state_is enabled
+check "sysfs agrees with Get Features at the end" agree_pci
+check "I/O at the end" io_ok 16
+check "no violation, no DMA error at the end" emu_clean
+timeline "end"
+echo "# drive: $(for k in $EMU_KEYS; do printf '%s=%s ' $k "$(emu $k)"; done)"
+echo "# stats: $(tr '\n' ' ' < "$D/stats")"
+
+rm -rf "$T" "$T.bg"
+ksft_end
