@@ -718,8 +718,12 @@ void nvme_hmb_report_reset(struct nvme_hmb_ctrl *ctrl)
 		/* In system sleep, the wake-up gives it back. */
 		if (ctrl->sleeping)
 			goto out;
-		dev_info_ratelimited(ctrl->port->dev,
-				     "HMB disabled by a controller reset; returning it\n");
+		if (ctrl->enable_deferred)
+			dev_info_ratelimited(ctrl->port->dev,
+					     "HMB: controller ready after its reset; enabling the buffer held for it\n");
+		else
+			dev_info_ratelimited(ctrl->port->dev,
+					     "HMB disabled by a controller reset; returning it\n");
 		if (!nvme_hmb_enable(ctrl, true)) {
 			nvme_hmb_refresh_reason(ctrl);
 			nvme_hmb_report_enabled(ctrl, "re-enabled");

@@ -263,6 +263,64 @@ static void late_reset_report(struct kunit *test)
 	expect_agree(test);
 }
 
+/*
+ * The backend could not send a disable (-EAGAIN: the controller is being
+ * reset): nothing changed, the resize is refused, and once the reset is
+ * reported the same buffer is returned.
+ */
+static void resetting_disable_not_sent(struct kunit *test)
+{
+	struct nvme_hmb_mock_view v;
+	struct ctrl_test *t;
+
+	t = enabled_mock(test, &bg5, MIB(64));
+	nvme_hmb_mock_fail_set(t->mock, 0, -EAGAIN);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(32)), -EBUSY);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(64));
+	KUNIT_EXPECT_EQ(test, t->ctrl->stats.cmd_failures, 0);
+	expect_agree(test);
+	nvme_hmb_mock_reset(t->mock);
+	nvme_hmb_mock_view(t->mock, &v);
+	KUNIT_EXPECT_EQ(test, v.mr_returns, 1);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(64));
+	expect_agree(test);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(32)), 0);
+	expect_agree(test);
+}
+
+/*
+ * A shrink whose enable could not be sent (-EAGAIN): the trimmed buffer
+ * stays held, disabled, and the reset report enables it.  It is never
+ * freed for that, nor disabled again.
+ */
+static void resetting_enable_deferred(struct kunit *test)
+{
+	struct nvme_hmb_mock_view v;
+	struct ctrl_test *t;
+
+	t = enabled_mock(test, &bg5, MIB(64));
+	nvme_hmb_mock_fail_set(t->mock, 1, -EAGAIN);	/* after the disable */
+	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(32)), -EBUSY);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_SUSPENDED);
+	KUNIT_EXPECT_EQ(test, t->ctrl->buf.size, MIB(32));
+	KUNIT_EXPECT_TRUE(test, t->ctrl->enable_deferred);
+	nvme_hmb_mock_view(t->mock, &v);
+	KUNIT_EXPECT_FALSE(test, v.ehm);
+	/* Setup, the disable, and the enable it was told to fail. */
+	KUNIT_EXPECT_EQ(test, v.set_cmds, 3);
+	/* Busy until the controller is back. */
+	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(16)), -EBUSY);
+	nvme_hmb_mock_reset(t->mock);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(32));
+	KUNIT_EXPECT_FALSE(test, t->ctrl->enable_deferred);
+	nvme_hmb_mock_view(t->mock, &v);
+	KUNIT_EXPECT_EQ(test, v.set_cmds, 4);
+	KUNIT_EXPECT_EQ(test, v.mr_returns, 0);	/* the list changed: fresh */
+	expect_agree(test);
+}
+
 static void set_rejected_frees(struct kunit *test)
 {
 	struct ctrl_test *t;
@@ -512,6 +570,8 @@ static struct kunit_case nvme_hmb_ctrl_cases[] = {
 	KUNIT_CASE(mr_refused_falls_back),
 	KUNIT_CASE(reset_returns_buffer),
 	KUNIT_CASE(late_reset_report),
+	KUNIT_CASE(resetting_disable_not_sent),
+	KUNIT_CASE(resetting_enable_deferred),
 	KUNIT_CASE(set_rejected_frees),
 	KUNIT_CASE(set_lost_completion),
 	KUNIT_CASE(disable_fails_keeps_memory),

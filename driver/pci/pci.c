@@ -377,7 +377,7 @@ static void hmb_pci_explain_foreign(struct hmb_pci_ctrl *pc)
 
 	dev_warn(dev, "HMB: nvme-pci runs this controller's Host Memory Buffer; nvme-hmb leaves it alone\n");
 	dev_warn(dev, "HMB: to hand it to nvme-hmb, boot with nvme.max_host_mem_size_mb=0 (or 'options nvme max_host_mem_size_mb=0' in /etc/modprobe.d/)\n");
-	dev_warn(dev, "HMB: until the next reset or resume only: echo 0 > /sys/class/nvme/%s/hmb; then write a size to /sys/kernel/nvme_hmb/%s/limit_mib\n",
+	dev_warn(dev, "HMB: until the next reset or resume only, where nvme-pci offers /sys/class/nvme/%s/hmb (6.1 does not without a CMB): echo 0 > it, then write a size to /sys/kernel/nvme_hmb/%s/limit_mib\n",
 		 pc->port.name, pc->port.name);
 }
 
