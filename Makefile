@@ -8,6 +8,9 @@
 #   make check          checkpatch --strict, sparse (C=2) and a W=1 build
 #   make test           the test suite: KUnit and selftests in QEMU
 #   make demo           boot a VM and show what the module does
+#   make bench          nvme-pci and nvme-hmb side by side on the emulated
+#                       DRAM-less drives (scripts/bench-side-by-side)
+#   make qemu           build QEMU with the emulated drive (scripts/build-qemu)
 #   make modules-stock  build against Debian's stock headers into build/stock
 #   make modules-debug  build against the debug test kernel into build/debug
 
@@ -18,8 +21,8 @@ KSRC ?=
 
 SRC_FILES := Kbuild $(shell find driver kunit -name '*.[ch]' 2>/dev/null)
 
-.PHONY: all modules install modules_install clean check test demo \
-	modules-stock modules-debug deps
+.PHONY: all modules install modules_install clean check test demo bench \
+	qemu modules-stock modules-debug deps
 
 all: modules
 
@@ -52,3 +55,9 @@ test: deps
 
 demo: deps
 	scripts/demo
+
+bench: deps
+	scripts/bench-side-by-side
+
+qemu: deps
+	scripts/build-qemu
