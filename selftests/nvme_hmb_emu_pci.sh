@@ -37,7 +37,7 @@ if ! emu_present; then
 	exit $KSFT_SKIP
 fi
 NR_S3=5
-echo "1..$((71 + 3 * NR_S3))"
+echo "1..$((72 + 3 * NR_S3))"
 
 QUIET=3
 BDF=$(basename "$(readlink -f /sys/class/nvme/$CTRL/device)")
@@ -204,6 +204,8 @@ dmesg_mark
 check "report a reset that already passed (debugfs)" \
 	sh -c "echo $CTRL > /sys/kernel/debug/nvme_hmb_pci/report_reset"
 check "the report came" wait_for 10 dmesg_has "HMB: controller reset noticed"
+check "an unknown controller name is refused" \
+	sh -c "! echo nvme99 > /sys/kernel/debug/nvme_hmb_pci/report_reset"
 check "the buffer is left enabled" agree_pci
 check "then a shrink to 16 MiB" sh -c "echo 16 > $D/limit_mib"
 check "really disabled, trimmed, enabled: Get Features agrees" agree_pci

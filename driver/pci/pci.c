@@ -844,17 +844,18 @@ static ssize_t hmb_pci_report_reset_write(struct file *file,
 					  const char __user *ubuf,
 					  size_t count, loff_t *ppos)
 {
-	char name[sizeof(((struct nvme_hmb_port *)0)->name)];
+	char buf[sizeof(((struct nvme_hmb_port *)0)->name)];
 	struct hmb_pci_ctrl *pc;
 	unsigned long flags;
 	bool found = false;
+	char *name;
 
-	if (!count || count >= sizeof(name))
+	if (!count || count >= sizeof(buf))
 		return -EINVAL;
-	if (copy_from_user(name, ubuf, count))
+	if (copy_from_user(buf, ubuf, count))
 		return -EFAULT;
-	name[count] = '\0';
-	strim(name);
+	buf[count] = '\0';
+	name = strim(buf);
 
 	spin_lock_irqsave(&hmb_pci_evt_lock, flags);
 	list_for_each_entry(pc, &hmb_pci_ctrls, node) {
