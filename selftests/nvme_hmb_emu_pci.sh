@@ -39,7 +39,7 @@ fi
 NR_S3=5
 echo "1..$((72 + 3 * NR_S3))"
 
-QUIET=3
+QUIET=10
 BDF=$(basename "$(readlink -f /sys/class/nvme/$CTRL/device)")
 D=$SYS/$CTRL
 modprobe -r nvme_hmb_pci nvme_hmb_mock nvme_hmb 2>/dev/null
