@@ -21,16 +21,13 @@ if ! emu_present; then
 	echo "1..0 # SKIP $CTRL is not the emulated DRAM-less drive"
 	exit $KSFT_SKIP
 fi
-real_s3=${NVME_HMB_REAL_S3:-0}
-echo "1..$((26 + (real_s3 == 1 ? 6 : 0)))"
+do_s3=${NVME_HMB_REAL_S3:-0}
+echo "1..$((26 + (do_s3 == 1 ? 6 : 0)))"
 
 modprobe -r nvme_hmb_pci nvme_hmb_mock nvme_hmb 2>/dev/null
 BDF=$(basename "$(readlink -f /sys/class/nvme/$CTRL/device)")
 
 # Start from a fresh nvme-pci with its default cap (128 MiB).
-reload_nvme() {
-	rmmod nvme && modprobe nvme "$@" && wait_for 20 test -b "$NS"
-}
 dmesg_mark
 check "reload nvme (default max_host_mem_size_mb)" reload_nvme
 
@@ -99,16 +96,10 @@ check "I/O after unbind/bind" io_ok 32
 
 # Real S3: on this drive (no APST) nvme-pci shuts the controller down and
 # resets it on resume, then returns the buffer with MR=1.
-s3() {
-	echo none > /sys/power/pm_test 2>/dev/null
-	echo 0 > /sys/class/rtc/rtc0/wakealarm &&
-	echo +3 > /sys/class/rtc/rtc0/wakealarm &&
-	echo mem > /sys/power/state
-}
-if [ "$real_s3" = 1 ]; then
+if [ "$do_s3" = 1 ]; then
 	for c in 1 2; do
 		mr0=$(emu mr_returns)
-		check "real S3 cycle $c, woken by the RTC" s3
+		check "real S3 cycle $c, woken by the RTC" real_s3
 		check "I/O after S3 cycle $c" wait_for 30 io_ok $((32 + c * 16))
 		check "returned with MR=1 after S3 cycle $c" \
 			sh -c "[ $(emu mr_returns) -gt $mr0 ]"

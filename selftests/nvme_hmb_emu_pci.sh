@@ -44,9 +44,6 @@ BDF=$(basename "$(readlink -f /sys/class/nvme/$CTRL/device)")
 D=$SYS/$CTRL
 modprobe -r nvme_hmb_pci nvme_hmb_mock nvme_hmb 2>/dev/null
 
-reload_nvme() {
-	rmmod nvme && modprobe nvme "$@" && wait_for 20 test -b "$NS"
-}
 load_hmb() {
 	modprobe nvme_hmb default_limit_mib=128 regrow_quiet_sec=$QUIET &&
 	modprobe nvme_hmb_pci && wait_for 10 test -d "$D"
@@ -256,16 +253,11 @@ done
 for l in devices platform processors core; do
 	check "mem at pm_test $l: back, agrees" pm_cycle mem $l
 done
-s3() {
-	echo 0 > /sys/class/rtc/rtc0/wakealarm &&
-	echo +3 > /sys/class/rtc/rtc0/wakealarm &&
-	echo mem > /sys/power/state
-}
 after_s3() { wait_for 30 state_is enabled && agree_pci; }
 c=1
 while [ $c -le $NR_S3 ]; do
 	if [ "${NVME_HMB_REAL_S3:-0}" = 1 ]; then
-		check "real S3 cycle $c" s3
+		check "real S3 cycle $c" real_s3
 		check "after S3 cycle $c: enabled, agrees" after_s3
 		check "I/O after S3 cycle $c" wait_for 20 io_ok $((160 + c * 16))
 	else
