@@ -87,12 +87,20 @@ static u64 nvme_hmb_reclaim_floor(struct nvme_hmb_ctrl *ctrl, bool severe)
 	return max(floor, nvme_hmb_min_bytes(ctrl));
 }
 
-/* Bytes that freeing whole buffers from the tail gives, keeping @floor. */
+/*
+ * Bytes that reclaim can give while keeping @floor: whole buffers from the
+ * tail, or of one IOVA-contiguous buffer (replaced by a smaller one)
+ * whatever is above the floor.
+ */
 static u64 nvme_hmb_tail_above(const struct nvme_hmb_buf *buf, u64 floor)
 {
 	u64 keep = buf->size;
 	u32 i = buf->nr_chunks;
 
+	if (buf->sgt) {
+		floor = round_up(floor, nvme_hmb_granule());
+		return buf->size > floor ? buf->size - floor : 0;
+	}
 	while (i && keep - buf->chunks[i - 1].size >= floor)
 		keep -= buf->chunks[--i].size;
 	return buf->size - keep;
@@ -281,7 +289,7 @@ static int nvme_hmb_enable(struct nvme_hmb_ctrl *ctrl, bool mr)
 	if (!mr) {
 		/* From here the controller may hold this list, not the old. */
 		ctrl->mr_valid = false;
-		nvme_hmb_buf_write_descs(&ctrl->buf);
+		nvme_hmb_buf_write_descs(ctrl->port->dma_dev, &ctrl->buf);
 	}
 	ret = nvme_hmb_set_features(ctrl, true, mr);
 	if (ret > 0 && mr) {
@@ -291,7 +299,7 @@ static int nvme_hmb_enable(struct nvme_hmb_ctrl *ctrl, bool mr)
 				     nvme_hmb_status_str(ret), ret);
 		mr = false;
 		ctrl->mr_valid = false;
-		nvme_hmb_buf_write_descs(&ctrl->buf);
+		nvme_hmb_buf_write_descs(ctrl->port->dma_dev, &ctrl->buf);
 		ret = nvme_hmb_set_features(ctrl, true, false);
 	}
 	if (!ret) {
@@ -516,20 +524,86 @@ void nvme_hmb_forget_locked(struct nvme_hmb_ctrl *ctrl)
 	ctrl->mr_valid = false;
 }
 
-/* Shrink an enabled HMB to @plan; rebuilds when cutting loses too much. */
+/*
+ * Build a fresh set of buffers for @plan while the controller keeps using
+ * the old one, then switch: disable, free the old, enable the new.  When
+ * the fresh set is not worth switching to (below HMMIN, or not above
+ * @better_than), it is freed and nothing changes.
+ *
+ * Return: 0 (switched, or nothing changed), -ENOMEM when no fresh set
+ * reached HMMIN, or what the disable or enable returned.
+ */
+static int nvme_hmb_replace(struct nvme_hmb_ctrl *ctrl,
+			    const struct nvme_hmb_host *host,
+			    const struct nvme_hmb_plan *plan, u64 better_than)
+{
+	struct nvme_hmb_alloc_ctx ax;
+	struct nvme_hmb_buf fresh;
+	int ret;
+
+	nvme_hmb_alloc_init(ctrl, &ax);
+	ret = nvme_hmb_buf_init(&ax, &fresh, plan->max_descs);
+	if (!ret)
+		nvme_hmb_buf_grow(&ax, &fresh, host, plan, plan->target);
+	ctrl->stats.alloc_failures += ax.failures;
+	if (ret || fresh.size < plan->min || fresh.size <= better_than) {
+		nvme_hmb_buf_free(ctrl->port->dma_dev, &fresh);
+		return ret || fresh.size < plan->min ? -ENOMEM : 0;
+	}
+	ret = nvme_hmb_disable(ctrl);
+	if (ret) {
+		nvme_hmb_buf_free(ctrl->port->dma_dev, &fresh);
+		return ret;
+	}
+	nvme_hmb_release(ctrl);
+	ctrl->buf = fresh;
+	ctrl->state = NVME_HMB_SUSPENDED;	/* held, not yet enabled */
+	ctrl->reason = nvme_hmb_outcome(&ctrl->caps, plan, ctrl->buf.size,
+					ctrl->buf.nr_chunks);
+	return nvme_hmb_enable(ctrl, false);
+}
+
+/* The bytes of the whole buffers from the head that fit in @target. */
+static u64 nvme_hmb_head_within(const struct nvme_hmb_buf *buf, u64 target)
+{
+	u64 keep = 0;
+	u32 i;
+
+	if (buf->sgt)
+		return 0;
+	for (i = 0; i < buf->nr_chunks; i++) {
+		if (keep + buf->chunks[i].size > target)
+			break;
+		keep += buf->chunks[i].size;
+	}
+	return keep;
+}
+
+/*
+ * Shrink an enabled HMB to @plan.  Buffers go from the tail, and the
+ * entries freed are filled again with smaller buffers up to the target.
+ * When whole buffers cannot be cut down to the target while keeping HMMIN
+ * (large buffers, or one IOVA-contiguous buffer), a smaller set is built
+ * first and switched to: the HMB is never lost because a new buffer could
+ * not be found.
+ */
 static int nvme_hmb_shrink(struct nvme_hmb_ctrl *ctrl,
+			   const struct nvme_hmb_host *host,
 			   const struct nvme_hmb_plan *plan)
 {
+	struct nvme_hmb_alloc_ctx ax;
 	int ret;
+
+	if (nvme_hmb_head_within(&ctrl->buf, plan->target) < plan->min)
+		return nvme_hmb_replace(ctrl, host, plan, 0);
 
 	ret = nvme_hmb_disable(ctrl);
 	if (ret)
 		return ret;
-	if (nvme_hmb_buf_trim(ctrl->port->dma_dev, &ctrl->buf, plan->target) <
-	    plan->min) {
-		nvme_hmb_release(ctrl);
-		return nvme_hmb_setup(ctrl);
-	}
+	nvme_hmb_buf_trim(ctrl->port->dma_dev, &ctrl->buf, plan->target);
+	nvme_hmb_alloc_init(ctrl, &ax);
+	nvme_hmb_buf_grow(&ax, &ctrl->buf, host, plan, plan->target);
+	ctrl->stats.alloc_failures += ax.failures;
 	ctrl->reason = nvme_hmb_outcome(&ctrl->caps, plan, ctrl->buf.size,
 					ctrl->buf.nr_chunks);
 	return nvme_hmb_enable(ctrl, false);
@@ -538,53 +612,49 @@ static int nvme_hmb_shrink(struct nvme_hmb_ctrl *ctrl,
 /*
  * Grow an enabled HMB towards @plan.  The new memory is allocated while
  * the controller keeps using the old; only the switch to the new list is
- * done disabled.  A single IOVA-contiguous buffer is replaced by a larger
- * one the same way.
+ * done disabled.  Buffers are added to the ones held when the entries
+ * left can reach the target with them; otherwise (HMMAXD and buffers of
+ * the wrong size, or one IOVA-contiguous buffer) a fresh set is built and
+ * taken if it beats what adding could give.
  */
 static int nvme_hmb_grow(struct nvme_hmb_ctrl *ctrl,
 			 const struct nvme_hmb_host *host,
 			 const struct nvme_hmb_plan *plan)
 {
+	u32 max_descs = plan->max_descs;
 	struct nvme_hmb_alloc_ctx ax;
-	struct nvme_hmb_buf fresh;
 	u64 before = ctrl->buf.size;
+	u64 reach = before, chunk;
 	int ret;
 
-	nvme_hmb_alloc_init(ctrl, &ax);
-	if (ctrl->buf.sgt) {
-		if (nvme_hmb_buf_init(&ax, &fresh, plan->max_descs))
-			goto out;
-		nvme_hmb_buf_grow(&ax, &fresh, host, plan, plan->target);
-		if (fresh.size <= before) {
-			nvme_hmb_buf_free(ctrl->port->dma_dev, &fresh);
-			goto out;
-		}
-		ret = nvme_hmb_disable(ctrl);
-		if (ret) {
-			nvme_hmb_buf_free(ctrl->port->dma_dev, &fresh);
-			return ret;
-		}
-		nvme_hmb_buf_free(ctrl->port->dma_dev, &ctrl->buf);
-		ctrl->buf = fresh;
-	} else {
-		nvme_hmb_buf_grow(&ax, &ctrl->buf, host, plan, plan->target);
-		if (ctrl->buf.size == before)
-			goto out;
-		/* The list no longer matches what the controller holds. */
-		ctrl->mr_valid = false;
-		ret = nvme_hmb_disable(ctrl);
-		if (ret)
-			return ret;
+	/* What adding can reach: buffers as large as the largest held. */
+	if (!ctrl->buf.sgt && ctrl->buf.nr_chunks < max_descs) {
+		chunk = plan->first_chunk;
+		if (ctrl->buf.nr_chunks)
+			chunk = min(chunk, ctrl->buf.chunks[0].size);
+		reach += (u64)(max_descs - ctrl->buf.nr_chunks) * chunk;
 	}
+	if (reach < plan->target) {
+		ret = nvme_hmb_replace(ctrl, host, plan, reach);
+		if (ret != -ENOMEM && ctrl->buf.size != before)
+			return ret;
+		if (ctrl->buf.sgt || ctrl->buf.nr_chunks >= max_descs)
+			return 0;
+	}
+
+	nvme_hmb_alloc_init(ctrl, &ax);
+	nvme_hmb_buf_grow(&ax, &ctrl->buf, host, plan, plan->target);
 	ctrl->stats.alloc_failures += ax.failures;
 	ctrl->reason = nvme_hmb_outcome(&ctrl->caps, plan, ctrl->buf.size,
 					ctrl->buf.nr_chunks);
+	if (ctrl->buf.size == before)
+		return 0;
+	/* The list no longer matches what the controller holds. */
+	ctrl->mr_valid = false;
+	ret = nvme_hmb_disable(ctrl);
+	if (ret)
+		return ret;
 	return nvme_hmb_enable(ctrl, false);
-out:
-	ctrl->stats.alloc_failures += ax.failures;
-	ctrl->reason = nvme_hmb_outcome(&ctrl->caps, plan, ctrl->buf.size,
-					ctrl->buf.nr_chunks);
-	return 0;
 }
 
 /* Bring the HMB to what the limit allows.  Called with ctrl->lock held. */
@@ -623,7 +693,7 @@ static int nvme_hmb_apply(struct nvme_hmb_ctrl *ctrl)
 
 	start = ktime_get();
 	if (plan.target < before)
-		ret = nvme_hmb_shrink(ctrl, &plan);
+		ret = nvme_hmb_shrink(ctrl, &host, &plan);
 	else
 		ret = nvme_hmb_grow(ctrl, &host, &plan);
 	if (ret || ctrl->buf.size == before)
@@ -674,12 +744,21 @@ int nvme_hmb_set_limit(struct nvme_hmb_ctrl *ctrl, u64 limit)
 		   ctrl->state == NVME_HMB_FAILED) {
 		ret = -EBUSY;
 	} else {
+		u64 old = ctrl->limit;
+
 		ctrl->limit = limit;
 		ctrl->shrunk = false;
 		ret = nvme_hmb_apply(ctrl);
 		/* A reset is under way: its report finishes the job. */
 		if (ret == -EAGAIN)
 			ret = -EBUSY;
+		/* No smaller set could be had: the HMB and its limit stay. */
+		if (ret == -ENOMEM && ctrl->state == NVME_HMB_ENABLED) {
+			ctrl->limit = old;
+			dev_warn_ratelimited(ctrl->port->dev,
+					     "HMB: no memory for a smaller set of buffers; keeping %llu KiB\n",
+					     ctrl->buf.size >> 10);
+		}
 	}
 	mutex_unlock(&ctrl->lock);
 	return ret;
@@ -855,7 +934,9 @@ EXPORT_SYMBOL_NS_GPL(nvme_hmb_reclaimable, NVME_HMB_NS);
  * Whole buffers, smallest (last) first, never below the floor: HMMIN (or
  * the reclaim floor, if higher) normally; the reclaim floor, which may be
  * 0 (off), under severe pressure.  Disable, trim, enable fresh: the list
- * changed, so MR does not apply.
+ * changed, so MR does not apply.  One IOVA-contiguous buffer is replaced
+ * by a smaller one, allocated first (without waiting for I/O); when that
+ * cannot be had it is kept, unless severe pressure may turn it off.
  */
 void nvme_hmb_reclaim_locked(struct nvme_hmb_ctrl *ctrl, u64 want, bool severe)
 {
@@ -868,10 +949,14 @@ void nvme_hmb_reclaim_locked(struct nvme_hmb_ctrl *ctrl, u64 want, bool severe)
 	    ctrl->state != NVME_HMB_ENABLED || size <= floor)
 		return;
 	want = min(want, size - floor);
-	while (i && keep > size - want)
-		keep -= ctrl->buf.chunks[--i].size;
-	if (keep < floor)
-		keep += ctrl->buf.chunks[i].size;
+	if (ctrl->buf.sgt) {
+		keep = max(round_up(size - want, nvme_hmb_granule()), floor);
+	} else {
+		while (i && keep > size - want)
+			keep -= ctrl->buf.chunks[--i].size;
+		if (keep < floor)
+			keep += ctrl->buf.chunks[i].size;
+	}
 	if (keep >= size)
 		return;
 
@@ -879,12 +964,27 @@ void nvme_hmb_reclaim_locked(struct nvme_hmb_ctrl *ctrl, u64 want, bool severe)
 		/* Below HMMIN an HMB is useless: off. */
 		if (!nvme_hmb_teardown_locked(ctrl))
 			return;
+	} else if (ctrl->buf.sgt) {
+		struct nvme_hmb_host host;
+		struct nvme_hmb_plan plan;
+
+		nvme_hmb_host_init(ctrl, &host);
+		host.limit = keep;
+		if (nvme_hmb_negotiate(&ctrl->caps, &host, &plan) !=
+		    NVME_HMB_R_LIMITED ||
+		    nvme_hmb_replace(ctrl, &host, &plan, 0) == -ENOMEM) {
+			if (!severe || floor >= nvme_hmb_min_bytes(ctrl) ||
+			    !nvme_hmb_teardown_locked(ctrl))
+				return;
+		}
 	} else {
 		if (nvme_hmb_disable(ctrl))
 			return;
 		nvme_hmb_buf_trim(ctrl->port->dma_dev, &ctrl->buf, keep);
 		nvme_hmb_enable(ctrl, false);
 	}
+	if (ctrl->buf.size >= size)
+		return;
 	/* Freed, whether or not the rest could be enabled again. */
 	if (ctrl->state == NVME_HMB_ENABLED) {
 		ctrl->reason = NVME_HMB_R_RECLAIMED;
@@ -928,7 +1028,7 @@ static void nvme_hmb_reclaim_work(struct work_struct *work)
 	mutex_unlock(&ctrl->lock);
 	memalloc_noio_restore(noio);
 	if (READ_ONCE(ctrl->shrunk) && !READ_ONCE(ctrl->dying))
-		mod_delayed_work(nvme_hmb_wq, &ctrl->regrow_work,
+		mod_delayed_work(nvme_hmb_regrow_wq, &ctrl->regrow_work,
 				 nvme_hmb_regrow_quiet_sec * HZ);
 }
 
@@ -955,11 +1055,11 @@ void nvme_hmb_regrow_locked(struct nvme_hmb_ctrl *ctrl)
 	/* Asleep, failed or mid-transition: try again later, never drop it. */
 	if (ctrl->sleeping || ctrl->foreign ||
 	    (ctrl->state != NVME_HMB_ENABLED && ctrl->state != NVME_HMB_OFF)) {
-		mod_delayed_work(nvme_hmb_wq, &ctrl->regrow_work, quiet);
+		mod_delayed_work(nvme_hmb_regrow_wq, &ctrl->regrow_work, quiet);
 		return;
 	}
 	if (time_before(jiffies, last + quiet)) {
-		mod_delayed_work(nvme_hmb_wq, &ctrl->regrow_work,
+		mod_delayed_work(nvme_hmb_regrow_wq, &ctrl->regrow_work,
 				 last + quiet - jiffies);
 		return;
 	}
@@ -967,13 +1067,13 @@ void nvme_hmb_regrow_locked(struct nvme_hmb_ctrl *ctrl)
 	need = want > before ? want - before : 0;
 	if ((u64)si_mem_available() << PAGE_SHIFT <
 	    need + ((u64)totalram_pages() << PAGE_SHIFT) / 8) {
-		mod_delayed_work(nvme_hmb_wq, &ctrl->regrow_work, quiet);
+		mod_delayed_work(nvme_hmb_regrow_wq, &ctrl->regrow_work, quiet);
 		return;
 	}
 	if (nvme_hmb_apply(ctrl) || ctrl->buf.size <= before) {
 		/* Nothing gained: back off and try again. */
 		ctrl->regrow_backoff = min(16U, 2 * (ctrl->regrow_backoff ?: 1));
-		mod_delayed_work(nvme_hmb_wq, &ctrl->regrow_work, 2 * quiet);
+		mod_delayed_work(nvme_hmb_regrow_wq, &ctrl->regrow_work, 2 * quiet);
 		return;
 	}
 	ctrl->shrunk = false;
@@ -1094,7 +1194,7 @@ void nvme_hmb_wake(struct nvme_hmb_ctrl *ctrl, bool fresh)
 	}
 	/* A regrow that came due while asleep. */
 	if (ctrl->shrunk && !READ_ONCE(ctrl->dying))
-		mod_delayed_work(nvme_hmb_wq, &ctrl->regrow_work,
+		mod_delayed_work(nvme_hmb_regrow_wq, &ctrl->regrow_work,
 				 nvme_hmb_regrow_quiet_sec * HZ);
 out:
 	mutex_unlock(&ctrl->lock);

@@ -5,9 +5,9 @@
  *
  * The list lives in its own DMA-coherent allocation, sized once for
  * NVME_HMB_MAX_DESCS (or HMMAXD) entries and freed with that recorded size.
- * Buffers are DMA-coherent chunks, largest first: when a size fails, what
- * was already allocated is kept and the size halves, so fragmentation costs
- * size gradually instead of all or nothing.  Behind an IOMMU that merges
+ * Buffers are DMA chunks, largest first: when a size fails, what was
+ * already allocated is kept and the next order down is tried, so
+ * fragmentation costs size gradually instead of all or nothing.  Behind an IOMMU that merges
  * pages one IOVA-contiguous buffer is tried first; never without one, where
  * dma_alloc_noncontiguous() cannot do better and warns above the largest
  * page order.
@@ -26,15 +26,12 @@
 
 #include "internal.h"
 
-/* Large chunks fail fast rather than push the system into hard reclaim. */
-static gfp_t nvme_hmb_chunk_gfp(u64 size)
-{
-	gfp_t gfp = GFP_KERNEL | __GFP_NOWARN;
-
-	if (size > (PAGE_SIZE << PAGE_ALLOC_COSTLY_ORDER))
-		gfp |= __GFP_NORETRY;
-	return gfp;
-}
+/*
+ * Every allocation for the HMB is optional: it fails rather than push the
+ * system into hard reclaim, and never wakes the OOM killer, whatever its
+ * order.
+ */
+#define NVME_HMB_GFP	(GFP_KERNEL | __GFP_NORETRY | __GFP_NOWARN)
 
 /* Count an allocation attempt; true when the test seam fails it. */
 static bool nvme_hmb_seam_fails(struct nvme_hmb_alloc_ctx *ax, u64 size)
@@ -45,33 +42,122 @@ static bool nvme_hmb_seam_fails(struct nvme_hmb_alloc_ctx *ax, u64 size)
 							     nth, size);
 }
 
+/* The test's stand-in for the DMA API, if it set one. */
+static const struct nvme_hmb_alloc_hook *
+nvme_hmb_fake(const struct nvme_hmb_alloc_hook *hook)
+{
+	return hook && hook->alloc ? hook : NULL;
+}
+
+static void *nvme_hmb_dma_alloc(struct nvme_hmb_alloc_ctx *ax,
+				struct nvme_hmb_buf *buf, u64 size, bool list,
+				dma_addr_t *dma)
+{
+	if (size > SIZE_MAX || nvme_hmb_seam_fails(ax, size))
+		return NULL;
+	if (buf->fake)
+		return buf->fake->alloc(buf->fake->priv, size, list, dma);
+	if (list)
+		return dma_alloc_coherent(ax->dev, size, dma, NVME_HMB_GFP);
+	return dma_alloc_attrs(ax->dev, size, dma, NVME_HMB_GFP,
+			       DMA_ATTR_NO_KERNEL_MAPPING);
+}
+
+static void nvme_hmb_dma_free(struct device *dev, struct nvme_hmb_buf *buf,
+			      u64 size, bool list, void *cookie, dma_addr_t dma)
+{
+	if (buf->fake)
+		buf->fake->free(buf->fake->priv, size, list, cookie, dma);
+	else if (list)
+		dma_free_coherent(dev, size, cookie, dma);
+	else
+		dma_free_attrs(dev, size, cookie, dma,
+			       DMA_ATTR_NO_KERNEL_MAPPING);
+}
+
+/*
+ * A list of @n entries in place of the current one, the chunk records
+ * carried over.  The list the controller may hold is not freed here but
+ * kept as stale until nvme_hmb_buf_write_descs() or nvme_hmb_buf_free(),
+ * when no controller holds it; lists made during this build are freed.
+ */
+static bool nvme_hmb_buf_entries(struct nvme_hmb_alloc_ctx *ax,
+				 struct nvme_hmb_buf *buf, u32 n)
+{
+	struct nvme_hmb_chunk *chunks;
+	dma_addr_t dma;
+	void *descs;
+
+	descs = nvme_hmb_dma_alloc(ax, buf, n * sizeof(*buf->descs), true,
+				   &dma);
+	if (!descs) {
+		ax->failures++;
+		return false;
+	}
+	chunks = kvcalloc(n, sizeof(*chunks), NVME_HMB_GFP);
+	if (!chunks) {
+		nvme_hmb_dma_free(ax->dev, buf, n * sizeof(*buf->descs), true,
+				  descs, dma);
+		ax->failures++;
+		return false;
+	}
+	if (buf->descs) {
+		memcpy(chunks, buf->chunks, buf->nr_chunks * sizeof(*chunks));
+		kvfree(buf->chunks);
+		if (!buf->stale_descs && buf->live) {
+			buf->stale_descs = buf->descs;
+			buf->stale_dma = buf->descs_dma;
+			buf->stale_bytes = buf->descs_bytes;
+		} else {
+			nvme_hmb_dma_free(ax->dev, buf, buf->descs_bytes, true,
+					  buf->descs, buf->descs_dma);
+		}
+	}
+	buf->descs = descs;
+	buf->descs_dma = dma;
+	buf->descs_bytes = n * sizeof(*buf->descs);
+	buf->chunks = chunks;
+	buf->max_chunks = n;
+	return true;
+}
+
+/* Free the list a controller held before the list was enlarged. */
+static void nvme_hmb_buf_drop_stale(struct device *dev,
+				    struct nvme_hmb_buf *buf)
+{
+	if (!buf->stale_descs)
+		return;
+	nvme_hmb_dma_free(dev, buf, buf->stale_bytes, true, buf->stale_descs,
+			  buf->stale_dma);
+	buf->stale_descs = NULL;
+	buf->stale_dma = 0;
+	buf->stale_bytes = 0;
+}
+
 /**
  * nvme_hmb_buf_init() - allocate the bookkeeping and the descriptor list
  * @ax: allocation context
  * @buf: the buffer set, empty on return when this fails
- * @max_descs: entries the list must hold
+ * @max_descs: the most entries the list may grow to
  *
- * Return: 0 or -ENOMEM.
+ * The list is one physically contiguous allocation.  It starts at one
+ * page (256 entries, or @max_descs if fewer) and nvme_hmb_buf_grow()
+ * enlarges it when memory is so fragmented that more, smaller buffers are
+ * needed: the list costs what the buffers need, and under fragmentation
+ * it is what the page allocator can give, not a fixed size that fails.
+ *
+ * Return: 0, -EINVAL or -ENOMEM.
  */
 int nvme_hmb_buf_init(struct nvme_hmb_alloc_ctx *ax, struct nvme_hmb_buf *buf,
 		      u32 max_descs)
 {
+	u32 page_descs = PAGE_SIZE / sizeof(*buf->descs);
+
 	memset(buf, 0, sizeof(*buf));
 	if (!max_descs || max_descs > NVME_HMB_MAX_DESCS)
 		return -EINVAL;
-
-	buf->chunks = kcalloc(max_descs, sizeof(*buf->chunks), GFP_KERNEL);
-	if (!buf->chunks)
-		return -ENOMEM;
-	buf->max_chunks = max_descs;
-
-	buf->descs_bytes = max_descs * sizeof(*buf->descs);
-	if (!nvme_hmb_seam_fails(ax, buf->descs_bytes))
-		buf->descs = dma_alloc_coherent(ax->dev, buf->descs_bytes,
-						&buf->descs_dma, GFP_KERNEL);
-	if (!buf->descs) {
-		ax->failures++;
-		kfree(buf->chunks);
+	buf->fake = nvme_hmb_fake(ax->hook);
+	if (!nvme_hmb_buf_entries(ax, buf, min(max_descs, page_descs))) {
 		memset(buf, 0, sizeof(*buf));
 		return -ENOMEM;
 	}
@@ -84,11 +170,7 @@ static bool nvme_hmb_chunk_alloc(struct nvme_hmb_alloc_ctx *ax,
 {
 	struct nvme_hmb_chunk *c = &buf->chunks[buf->nr_chunks];
 
-	if (size > SIZE_MAX || nvme_hmb_seam_fails(ax, size))
-		return false;
-	c->cookie = dma_alloc_attrs(ax->dev, size, &c->dma,
-				    nvme_hmb_chunk_gfp(size),
-				    DMA_ATTR_NO_KERNEL_MAPPING);
+	c->cookie = nvme_hmb_dma_alloc(ax, buf, size, false, &c->dma);
 	if (!c->cookie)
 		return false;
 	c->size = size;
@@ -103,10 +185,10 @@ static bool nvme_hmb_contig_alloc(struct nvme_hmb_alloc_ctx *ax,
 {
 	struct sg_table *sgt;
 
-	if (size > SIZE_MAX || nvme_hmb_seam_fails(ax, size))
+	if (buf->fake || size > SIZE_MAX || nvme_hmb_seam_fails(ax, size))
 		return false;
 	sgt = dma_alloc_noncontiguous(ax->dev, size, DMA_BIDIRECTIONAL,
-				      GFP_KERNEL | __GFP_NOWARN, 0);
+				      NVME_HMB_GFP, 0);
 	if (!sgt)
 		return false;
 	if (sgt->nents != 1 || sg_dma_len(sgt->sgl) != size) {
@@ -131,18 +213,19 @@ static bool nvme_hmb_contig_alloc(struct nvme_hmb_alloc_ctx *ax,
  * @target: total size wanted, bytes
  *
  * An empty set behind a merging IOMMU first tries a single IOVA-contiguous
- * buffer of @target.  Otherwise chunks of plan->first_chunk are allocated;
- * a failed size halves, down to plan->min_chunk, and allocation goes on at
- * the smaller size.  The remainder is covered with smaller chunks as long
- * as entries are left.  Nothing is retried at a size that failed: the
- * number of attempts is bounded by the entries plus the halvings.
+ * buffer of @target.  Otherwise chunks start at plan->first_chunk, sized
+ * by nvme_hmb_chunk_pick(); after a failure the size drops to
+ * nvme_hmb_chunk_next() and allocation goes on, keeping what it has, the
+ * list doubling when its entries run out.  Nothing is retried at a size
+ * that failed: the attempts are bounded by the entries plus the sizes
+ * tried plus the doublings.
  */
 void nvme_hmb_buf_grow(struct nvme_hmb_alloc_ctx *ax, struct nvme_hmb_buf *buf,
 		       const struct nvme_hmb_host *host,
 		       const struct nvme_hmb_plan *plan, u64 target)
 {
-	u32 max_descs = min(plan->max_descs, buf->max_chunks);
-	u64 size = plan->first_chunk;
+	u32 max_descs = plan->max_descs;
+	u64 cap = plan->first_chunk;
 
 	if (!buf->nr_chunks && host->contig && target >= plan->min_chunk) {
 		if (nvme_hmb_contig_alloc(ax, buf, target))
@@ -153,19 +236,27 @@ void nvme_hmb_buf_grow(struct nvme_hmb_alloc_ctx *ax, struct nvme_hmb_buf *buf,
 		return;
 
 	while (buf->size < target && buf->nr_chunks < max_descs) {
-		u64 want = nvme_hmb_chunk_round(host,
-						min(size, target - buf->size));
+		u64 want;
 
-		if (want < plan->min_chunk)
+		/* Out of entries: a list twice as long, if it can be had. */
+		if (buf->nr_chunks == buf->max_chunks &&
+		    !nvme_hmb_buf_entries(ax, buf,
+					  min_t(u64, max_descs,
+						2ULL * buf->max_chunks)))
+			break;
+		want = nvme_hmb_chunk_pick(host, plan, cap, target - buf->size,
+					   max_descs - buf->nr_chunks);
+		if (!want)
 			break;
 		if (nvme_hmb_chunk_alloc(ax, buf, want))
 			continue;
 		ax->failures++;
-		size = nvme_hmb_chunk_round(host, want / 2);
-		if (size < plan->min_chunk)
+		cap = nvme_hmb_chunk_next(host, want);
+		if (cap < plan->min_chunk)
 			break;
 	}
-	ax->descs_exhausted = buf->size < target && buf->nr_chunks >= max_descs;
+	ax->descs_exhausted = buf->size < target &&
+			      buf->nr_chunks >= min(max_descs, buf->max_chunks);
 }
 EXPORT_SYMBOL_NS_GPL(nvme_hmb_buf_grow, NVME_HMB_NS);
 
@@ -176,7 +267,8 @@ EXPORT_SYMBOL_NS_GPL(nvme_hmb_buf_grow, NVME_HMB_NS);
  * @target: most bytes to keep
  *
  * Whole buffers only, smallest (last) first.  A single IOVA-contiguous
- * buffer cannot be cut and goes whole when it exceeds @target.
+ * buffer cannot be cut and goes whole when it exceeds @target: callers
+ * replace it rather than trim it (ctrl.c).
  *
  * Return: the bytes kept.
  */
@@ -198,8 +290,7 @@ u64 nvme_hmb_buf_trim(struct device *dev, struct nvme_hmb_buf *buf,
 	while (buf->nr_chunks && buf->size > target) {
 		struct nvme_hmb_chunk *c = &buf->chunks[--buf->nr_chunks];
 
-		dma_free_attrs(dev, c->size, c->cookie, c->dma,
-			       DMA_ATTR_NO_KERNEL_MAPPING);
+		nvme_hmb_dma_free(dev, buf, c->size, false, c->cookie, c->dma);
 		buf->size -= c->size;
 		memset(c, 0, sizeof(*c));
 	}
@@ -219,25 +310,32 @@ void nvme_hmb_buf_free(struct device *dev, struct nvme_hmb_buf *buf)
 {
 	if (buf->chunks)
 		nvme_hmb_buf_trim(dev, buf, 0);
+	nvme_hmb_buf_drop_stale(dev, buf);
 	if (buf->descs)
-		dma_free_coherent(dev, buf->descs_bytes, buf->descs,
+		nvme_hmb_dma_free(dev, buf, buf->descs_bytes, true, buf->descs,
 				  buf->descs_dma);
-	kfree(buf->chunks);
+	kvfree(buf->chunks);
 	memset(buf, 0, sizeof(*buf));
 }
 EXPORT_SYMBOL_NS_GPL(nvme_hmb_buf_free, NVME_HMB_NS);
 
 /**
  * nvme_hmb_buf_write_descs() - write the descriptor list for @buf
- * @buf: the buffer set; the controller must not be using the list
+ * @dev: the DMA device
+ * @buf: the buffer set; the controller must not be holding any list
+ *
+ * The list written is the one the controller is given next: @buf is live
+ * from here, and a list it held before an enlargement is freed.
  *
  * Return: HSIZE, the sum of the entries' BSIZE, in memory page units.
  */
-u32 nvme_hmb_buf_write_descs(struct nvme_hmb_buf *buf)
+u32 nvme_hmb_buf_write_descs(struct device *dev, struct nvme_hmb_buf *buf)
 {
 	u64 pages = 0;
 	u32 i;
 
+	nvme_hmb_buf_drop_stale(dev, buf);
+	buf->live = true;
 	for (i = 0; i < buf->nr_chunks; i++) {
 		u64 bsize = buf->chunks[i].size >> NVME_HMB_PAGE_SHIFT;
 

@@ -19,6 +19,7 @@
 #include "nvme_hmb.h"
 
 struct device;
+struct nvme_hmb_alloc_hook;
 struct sg_table;
 
 /* The controller memory page size: Linux always programs CC.MPS for 4 KiB. */
@@ -26,10 +27,11 @@ struct sg_table;
 #define NVME_HMB_PAGE_SHIFT	12
 
 /*
- * Most descriptor entries the engine ever uses, whatever HMMAXD says: the
- * list is one DMA-coherent allocation of this many 16-byte entries.
+ * Most descriptor entries the engine ever uses: HMMAXD's largest value.
+ * The list is one DMA-coherent allocation, as long as a build needs (a
+ * page to start with; 1 MiB at most).
  */
-#define NVME_HMB_MAX_DESCS	1024
+#define NVME_HMB_MAX_DESCS	65535
 
 /* Most a limit may be set to, in MiB (1 TiB): keeps HSIZE within 32 bits. */
 #define NVME_HMB_LIMIT_MAX_MIB	1048576U
@@ -104,7 +106,10 @@ void nvme_hmb_caps_from_id(const struct nvme_hmb_id *id,
 enum nvme_hmb_reason nvme_hmb_negotiate(const struct nvme_hmb_caps *caps,
 					const struct nvme_hmb_host *host,
 					struct nvme_hmb_plan *plan);
-u64 nvme_hmb_chunk_round(const struct nvme_hmb_host *host, u64 size);
+u64 nvme_hmb_chunk_next(const struct nvme_hmb_host *host, u64 size);
+u64 nvme_hmb_chunk_pick(const struct nvme_hmb_host *host,
+			const struct nvme_hmb_plan *plan, u64 cap, u64 rest,
+			u32 left);
 enum nvme_hmb_reason nvme_hmb_outcome(const struct nvme_hmb_caps *caps,
 				      const struct nvme_hmb_plan *plan,
 				      u64 got, u32 nr_descs);
@@ -127,9 +132,14 @@ struct nvme_hmb_chunk {
  * free uses them: nothing is recomputed.
  */
 struct nvme_hmb_buf {
+	const struct nvme_hmb_alloc_hook *fake;	/* KUnit's allocator */
 	struct nvme_host_mem_buf_desc *descs;
 	dma_addr_t descs_dma;
 	size_t descs_bytes;
+	bool live;		/* the list was written for a controller */
+	void *stale_descs;	/* the list it held before an enlargement */
+	dma_addr_t stale_dma;
+	size_t stale_bytes;
 	struct nvme_hmb_chunk *chunks;
 	u32 nr_chunks;
 	u32 max_chunks;
@@ -140,10 +150,16 @@ struct nvme_hmb_buf {
 
 /*
  * Allocation seam: a test may fail any allocation.  @nth counts the
- * allocation attempts of one build, from 0 (0 is the descriptor list).
+ * allocation attempts of one build, from 0 (the descriptor list first).
+ * A KUnit suite may also stand in for the DMA API with @alloc and @free
+ * (both or neither), to run the allocator over thousands of profiles
+ * without allocating; never set outside KUnit.
  */
 struct nvme_hmb_alloc_hook {
 	bool (*fail)(void *priv, unsigned int nth, u64 size);
+	void *(*alloc)(void *priv, u64 size, bool list, dma_addr_t *dma);
+	void (*free)(void *priv, u64 size, bool list, void *cookie,
+		     dma_addr_t dma);
 	void *priv;
 };
 
@@ -163,7 +179,7 @@ void nvme_hmb_buf_grow(struct nvme_hmb_alloc_ctx *ax, struct nvme_hmb_buf *buf,
 u64 nvme_hmb_buf_trim(struct device *dev, struct nvme_hmb_buf *buf,
 		      u64 target);
 void nvme_hmb_buf_free(struct device *dev, struct nvme_hmb_buf *buf);
-u32 nvme_hmb_buf_write_descs(struct nvme_hmb_buf *buf);
+u32 nvme_hmb_buf_write_descs(struct device *dev, struct nvme_hmb_buf *buf);
 
 /* ---------------------------------------------------------------------
  * ctrl.c: per-controller state machine
@@ -246,6 +262,7 @@ extern unsigned int nvme_hmb_max_chunk_kib;
 extern unsigned int nvme_hmb_regrow_quiet_sec;
 extern struct list_head nvme_hmb_ctrls;
 extern struct workqueue_struct *nvme_hmb_wq;
+extern struct workqueue_struct *nvme_hmb_regrow_wq;
 void nvme_hmb_sleep_all(bool hibernate);
 void nvme_hmb_wake_all(bool fresh);
 

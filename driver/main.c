@@ -24,10 +24,13 @@
 #define NVME_HMB_LIMIT_AUTO	UINT_MAX
 
 /*
- * The limit a newly attached controller starts with.  "auto" is 1/64 of
- * RAM between 16 and 256 MiB: a 4 GiB laptop gives a 64 MiB-class drive
- * all it asks, a 1 GiB board loses at most 16 MiB (1.6%).
+ * The limit a newly attached controller starts with.  "auto" is nvme-pci's
+ * default cap (max_host_mem_size_mb, 128 MiB), raised to 1/64 of RAM up
+ * to 256 MiB on machines with more than 8 GiB: out of the box no drive
+ * gets less than Linux gives it.  Small machines are protected by
+ * reclaim, not by a smaller limit.
  */
+#define NVME_HMB_LIMIT_LINUX_MIB	128
 unsigned int nvme_hmb_default_limit_mib = NVME_HMB_LIMIT_AUTO;
 
 static int nvme_hmb_limit_param_set(const char *val,
@@ -67,7 +70,7 @@ static const struct kernel_param_ops nvme_hmb_limit_param_ops = {
 module_param_cb(default_limit_mib, &nvme_hmb_limit_param_ops,
 		&nvme_hmb_default_limit_mib, 0644);
 MODULE_PARM_DESC(default_limit_mib,
-		 "HMB limit in MiB for newly attached controllers, 0 (off) to 1048576, or auto: 1/64 of RAM within 16..256 (default: auto)");
+		 "HMB limit in MiB for newly attached controllers, 0 (off) to 1048576, or auto: nvme-pci's 128, or 1/64 of RAM up to 256 if more (default: auto)");
 
 unsigned int nvme_hmb_max_chunk_kib;
 
@@ -114,7 +117,7 @@ static u64 nvme_hmb_initial_limit(void)
 	if (mib != NVME_HMB_LIMIT_AUTO)
 		return (u64)mib << 20;
 	auto_mib = ((u64)totalram_pages() << PAGE_SHIFT >> 20) / 64;
-	return clamp_t(u64, auto_mib, 16, 256) << 20;
+	return clamp_t(u64, auto_mib, NVME_HMB_LIMIT_LINUX_MIB, 256) << 20;
 }
 
 /* ---------------------------------------------------------------------
@@ -129,8 +132,13 @@ static u64 nvme_hmb_initial_limit(void)
 LIST_HEAD(nvme_hmb_ctrls);
 static DEFINE_MUTEX(nvme_hmb_ctrls_lock);
 
-/* Reclaim and regrow work; WQ_MEM_RECLAIM: it runs under memory pressure. */
+/*
+ * Reclaim work, WQ_MEM_RECLAIM: it runs under memory pressure.  Regrow
+ * allocates and may wait in the page allocator, so it has a queue of its
+ * own: a regrow never holds up reclaim, on this controller or another.
+ */
 struct workqueue_struct *nvme_hmb_wq;
+struct workqueue_struct *nvme_hmb_regrow_wq;
 
 /**
  * nvme_hmb_sleep_all() - take every HMB away before system sleep
@@ -305,9 +313,14 @@ static int __init nvme_hmb_init(void)
 				      1);
 	if (!nvme_hmb_wq)
 		return -ENOMEM;
+	nvme_hmb_regrow_wq = alloc_workqueue("nvme_hmb_regrow", WQ_UNBOUND, 0);
+	if (!nvme_hmb_regrow_wq) {
+		ret = -ENOMEM;
+		goto err_wq;
+	}
 	ret = nvme_hmb_sysfs_init();
 	if (ret)
-		goto err_wq;
+		goto err_regrow_wq;
 	ret = nvme_hmb_pm_init();
 	if (ret)
 		goto err_sysfs;
@@ -323,6 +336,8 @@ err_pm:
 	nvme_hmb_pm_exit();
 err_sysfs:
 	nvme_hmb_sysfs_exit();
+err_regrow_wq:
+	destroy_workqueue(nvme_hmb_regrow_wq);
 err_wq:
 	destroy_workqueue(nvme_hmb_wq);
 	return ret;
@@ -333,6 +348,7 @@ static void __exit nvme_hmb_exit(void)
 	nvme_hmb_shrinker_exit();
 	nvme_hmb_pm_exit();
 	nvme_hmb_sysfs_exit();
+	destroy_workqueue(nvme_hmb_regrow_wq);
 	destroy_workqueue(nvme_hmb_wq);
 }
 

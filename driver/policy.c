@@ -85,53 +85,112 @@ void nvme_hmb_caps_from_id(const struct nvme_hmb_id *id,
 }
 EXPORT_SYMBOL_NS_GPL(nvme_hmb_caps_from_id, NVME_HMB_NS);
 
-/**
- * nvme_hmb_chunk_round() - the chunk size to allocate for @size
- * @host: host constraints
- * @size: wanted size in bytes, at least one granule
- *
- * Chunks are whole granules.  Up to the page allocator's largest block
- * they are also powers of two: the page allocator rounds an allocation up
- * to a power of two of pages, so any other size wastes the difference.
- *
- * Return: the largest chunk size not above @size; 0 when @size is below
- * one granule.
+/*
+ * The page-allocator block a chunk of @size occupies: the smallest power
+ * of two of granules that holds it.  Beyond the largest block the chunk
+ * can only come from CMA or an IOMMU, and occupies what it asks for.
  */
-u64 nvme_hmb_chunk_round(const struct nvme_hmb_host *host, u64 size)
-{
-	u64 granules = div64_u64(size, host->granule);
-
-	if (!granules)
-		return 0;
-	if (size <= host->buddy_chunk)
-		return host->granule * rounddown_pow_of_two(granules);
-	return granules * host->granule;
-}
-EXPORT_SYMBOL_NS_GPL(nvme_hmb_chunk_round, NVME_HMB_NS);
-
-/* The smallest chunk size that is at least @size. */
-static u64 nvme_hmb_chunk_round_up(const struct nvme_hmb_host *host, u64 size)
+static u64 nvme_hmb_chunk_block(const struct nvme_hmb_host *host, u64 size)
 {
 	u64 granules = div64_u64(size + host->granule - 1, host->granule);
 
-	if (granules * host->granule <= host->buddy_chunk)
-		return host->granule * roundup_pow_of_two(granules);
-	return granules * host->granule;
+	if (granules * host->granule > host->buddy_chunk)
+		return granules * host->granule;
+	return host->granule * roundup_pow_of_two(granules);
 }
+
+/**
+ * nvme_hmb_chunk_next() - the chunk size to try after @size failed
+ * @host: host constraints
+ * @size: the size that could not be allocated
+ *
+ * Above the page allocator's largest block (tried because HMMAXD asked
+ * for large buffers, which CMA or an IOMMU may give) the size halves, but
+ * never past that block: the largest block is always tried.  Within the
+ * page allocator a failure says that no block of @size's order was free,
+ * so the next try is the next order down, whole: a 3 MiB chunk that
+ * failed is followed by 2 MiB, not 1.5 MiB.
+ *
+ * Return: the next size, smaller than @size; 0 below one granule.
+ */
+u64 nvme_hmb_chunk_next(const struct nvme_hmb_host *host, u64 size)
+{
+	if (size > host->buddy_chunk)
+		return max(host->buddy_chunk,
+			   round_down(size / 2, host->granule));
+	return round_down(nvme_hmb_chunk_block(host, size) / 2,
+			  host->granule);
+}
+EXPORT_SYMBOL_NS_GPL(nvme_hmb_chunk_next, NVME_HMB_NS);
+
+/**
+ * nvme_hmb_chunk_pick() - the size of the next chunk to allocate
+ * @host: host constraints
+ * @plan: the negotiated plan
+ * @cap: the largest size worth trying now (lowered by failures)
+ * @rest: bytes still wanted, whole granules
+ * @left: descriptor entries still free
+ *
+ * Chunks of @cap while more than @cap is wanted, except that no tail
+ * below HMMINDS is left behind when the entries left allow the rest to be
+ * spread evenly over chunks of HMMINDS or more (5 MiB with HMMINDS 2 MiB:
+ * 2.5 + 2.5, where Linux gives 4 + 1).  The last piece is allocated as it is,
+ * or, when entries are left, as the largest power of two in it first,
+ * so that no page-allocator block is half wasted on it.
+ *
+ * Return: bytes, or 0 when no chunk can be added.
+ */
+u64 nvme_hmb_chunk_pick(const struct nvme_hmb_host *host,
+			const struct nvme_hmb_plan *plan, u64 cap, u64 rest,
+			u32 left)
+{
+	u64 want = round_down(min(cap, rest), host->granule);
+	u64 pow;
+
+	u64 k, even;
+
+	if (!left || want < plan->min_chunk)
+		return 0;
+	if (want < rest) {
+		/*
+		 * Chunks of @want would leave a tail below HMMINDS: when the
+		 * entries allow, the rest is spread evenly over as many
+		 * chunks as it takes, each of HMMINDS at least.
+		 */
+		k = div64_u64(rest + want - 1, want);
+		if (rest - (k - 1) * want < plan->min_chunk && k <= left) {
+			even = round_up(div64_u64(rest + k - 1, k),
+					host->granule);
+			if (even >= plan->min_chunk && even <= want)
+				want = even;
+		}
+		return want;
+	}
+	if (left > 1 && want <= host->buddy_chunk) {
+		pow = host->granule *
+		      rounddown_pow_of_two(div64_u64(want, host->granule));
+		if (pow < want && want - pow >= plan->min_chunk)
+			return pow;
+	}
+	return want;
+}
+EXPORT_SYMBOL_NS_GPL(nvme_hmb_chunk_pick, NVME_HMB_NS);
 
 /**
  * nvme_hmb_negotiate() - plan an HMB for a controller under host limits
  * @caps: what the controller asks for
  * @host: what the host allows
- * @plan: the plan, valid when the return value is NVME_HMB_R_GRANTED,
- *	  NVME_HMB_R_LIMITED or NVME_HMB_R_HMMAXD
+ * @plan: the plan, valid when the return value is NVME_HMB_R_GRANTED or
+ *	  NVME_HMB_R_LIMITED
  *
  * The target is min(HMPRE, limit) rounded down to the granule; the HMB is
  * worth enabling only from HMMIN up.  The first chunk size is the page
- * allocator's largest block (or the target, if smaller) unless HMMAXD
- * entries of that size cannot cover the target: then it is the smallest
- * size that can, up to host->max_chunk.  Whether HMMAXD did limit the size
- * is known after the allocation: nvme_hmb_outcome() says so.
+ * allocator's largest block, or the target if smaller (whatever its
+ * size, as Linux does), unless HMMAXD entries of that size cannot cover
+ * the target: then it is the smallest size that can, up to
+ * host->max_chunk.  Chunks are whole granules, HMMINDS rounded up to one.
+ * Whether HMMAXD did limit the size is known after the allocation:
+ * nvme_hmb_outcome() says so.
  *
  * Return: NVME_HMB_R_GRANTED or NVME_HMB_R_LIMITED with a plan, or why
  * there is none.
@@ -163,25 +222,23 @@ enum nvme_hmb_reason nvme_hmb_negotiate(const struct nvme_hmb_caps *caps,
 	if (caps->max_descs && caps->max_descs < plan->max_descs)
 		plan->max_descs = caps->max_descs;
 
-	plan->min_chunk = nvme_hmb_chunk_round_up(host, max(caps->min_chunk, g));
-	largest = host->contig ? plan->target : min(host->max_chunk,
-						    plan->target);
+	plan->min_chunk = round_up(max(caps->min_chunk, g), g);
+	largest = round_down(host->contig ? plan->target :
+			     min(host->max_chunk, plan->target), g);
 	if (plan->min_chunk > largest)
 		return NVME_HMB_R_HMMINDS_TOO_LARGE;
 
-	/* Start from the allocator's sweet spot ... */
-	first = nvme_hmb_chunk_round(host, min(host->buddy_chunk, largest));
+	/* Start from the allocator's largest block ... */
+	first = min(round_down(host->buddy_chunk, g), largest);
 	/* ... unless the entries allowed cannot cover the target with it. */
-	need = nvme_hmb_chunk_round_up(host,
-				       div64_u64(plan->target + plan->max_descs - 1,
-						 plan->max_descs));
+	need = round_up(div64_u64(plan->target + plan->max_descs - 1,
+				  plan->max_descs), g);
 	if (need > first)
-		first = min(need, nvme_hmb_chunk_round(host, largest));
+		first = min(need, largest);
 	plan->first_chunk = max(first, plan->min_chunk);
 
 	/* Even the largest chunks in every entry must reach HMMIN. */
-	reach = host->contig ? plan->target :
-		(u64)plan->max_descs * nvme_hmb_chunk_round(host, largest);
+	reach = host->contig ? plan->target : (u64)plan->max_descs * largest;
 	if (reach < plan->min)
 		return NVME_HMB_R_HMMAXD_TOO_SMALL;
 

@@ -171,6 +171,72 @@ static void min_is_pref_fragmented(struct kunit *test)
 	expect_agree(test);
 }
 
+/*
+ * Grown from 26 MiB (6 x 4 + 2, 7 entries) to 128 MiB with HMMAXD 8:
+ * adding to the buffers held reaches 30 MiB; a fresh set, 8 x 4 MiB,
+ * reaches 32 MiB, which is what a fresh setup and Linux give.
+ */
+static void grow_rebuilds_when_hmmaxd_binds(struct kunit *test)
+{
+	struct nvme_hmb_alloc_hook hook = { fail_above_seam };
+	struct ctrl_test *t;
+
+	new_mock(test, &hmmaxd8);
+	t = test->priv;
+	hook.priv = t;
+	t->fail_above = (u64)PAGE_SIZE * MAX_ORDER_NR_PAGES;
+	nvme_hmb_set_alloc_hook(t->ctrl, &hook);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(26)), 0);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(26));
+	KUNIT_EXPECT_EQ(test, nvme_hmb_nr_descs(t->ctrl), 7);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(128)), 0);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), 8 * t->fail_above);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_nr_descs(t->ctrl), 8);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_reason(t->ctrl), NVME_HMB_R_HMMAXD);
+	expect_agree(test);
+}
+
+static const struct nvme_hmb_id hmmaxd2 = { 4096, 1280, 0, 2 };
+
+/*
+ * HMMAXD 2 and 4 MiB buffers: 8 MiB.  Down to 6 MiB, cutting a whole
+ * buffer would leave 4 MiB, below HMMIN (5 MiB): a smaller set (4 + 2) is
+ * built first.  When none can be had the HMB and its limit stay.
+ */
+static void shrink_builds_before_switching(struct kunit *test)
+{
+	struct nvme_hmb_alloc_hook hook = { fail_above_seam };
+	struct ctrl_test *t;
+
+	new_mock(test, &hmmaxd2);
+	t = test->priv;
+	hook.priv = t;
+	t->fail_above = (u64)PAGE_SIZE * MAX_ORDER_NR_PAGES;
+	if (t->fail_above < MIB(4))
+		kunit_skip(test, "needs 4 MiB page-allocator blocks");
+	t->fail_above = MIB(4);
+	nvme_hmb_set_alloc_hook(t->ctrl, &hook);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(16)), 0);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_size(t->ctrl), MIB(8));
+	KUNIT_ASSERT_EQ(test, nvme_hmb_nr_descs(t->ctrl), 2);
+
+	t->fail_above = 0;	/* nothing more can be had */
+	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(6)), -ENOMEM);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(8));
+	KUNIT_EXPECT_EQ(test, t->ctrl->limit, MIB(16));
+	expect_agree(test);
+
+	t->fail_above = MIB(4);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(6)), 0);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(6));
+	KUNIT_EXPECT_EQ(test, nvme_hmb_nr_descs(t->ctrl), 2);
+	expect_agree(test);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(5)), 0);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(5));
+	expect_agree(test);
+}
+
 static void resize_both_ways(struct kunit *test)
 {
 	static const u64 limits[] = { 128, 32, 20, 0, 48, 64, 64, 16, 128 };
@@ -564,6 +630,8 @@ static struct kunit_case nvme_hmb_ctrl_cases[] = {
 	KUNIT_CASE(enable_bg5),
 	KUNIT_CASE(enable_p3plus_limited),
 	KUNIT_CASE(hmmaxd8_under_128),
+	KUNIT_CASE(grow_rebuilds_when_hmmaxd_binds),
+	KUNIT_CASE(shrink_builds_before_switching),
 	KUNIT_CASE(min_is_pref_fragmented),
 	KUNIT_CASE(resize_both_ways),
 	KUNIT_CASE(suspend_resume_mr),

@@ -116,8 +116,9 @@ static void check_invariants(struct kunit *test)
 	KUNIT_EXPECT_LE(test, b->nr_chunks, t->plan.max_descs);
 	KUNIT_EXPECT_EQ(test, b->descs_dma % 16, 0);
 	KUNIT_EXPECT_EQ(test, b->descs_bytes,
-			t->plan.max_descs * sizeof(*b->descs));
-	hsize = nvme_hmb_buf_write_descs(b);
+			b->max_chunks * sizeof(*b->descs));
+	KUNIT_EXPECT_LE(test, b->max_chunks, t->plan.max_descs);
+	hsize = nvme_hmb_buf_write_descs(&t->pdev->dev, b);
 	for (i = 0; i < b->nr_chunks; i++) {
 		u64 addr = le64_to_cpu(b->descs[i].addr);
 		u64 bsize = le32_to_cpu(b->descs[i].size);
@@ -282,7 +283,7 @@ static void trim_and_free_twice(struct kunit *test)
 	/* 4+4+4+2: down to 9 MiB leaves 4+4. */
 	KUNIT_EXPECT_EQ(test, nvme_hmb_buf_trim(dev, &t->buf, MIB(9)), MIB(8));
 	KUNIT_EXPECT_EQ(test, t->buf.nr_chunks, 2);
-	KUNIT_EXPECT_EQ(test, nvme_hmb_buf_write_descs(&t->buf), 2048);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_buf_write_descs(dev, &t->buf), 2048);
 	/* The entries past the end are cleared. */
 	KUNIT_EXPECT_EQ(test, le32_to_cpu(t->buf.descs[2].size), 0);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_buf_trim(dev, &t->buf, 0), 0);
@@ -309,6 +310,34 @@ static void grow_appends(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, t->buf.nr_chunks, 8);
 }
 
+/*
+ * Nothing above 8 KiB is free: the list starts at one page (256 entries),
+ * doubles to 512 (8 KiB) as 8 KiB buffers fill it, and stops when 1024
+ * entries (16 KiB) cannot be had: 512 buffers of 8 KiB are still an HMB.
+ */
+static void list_grows_on_demand(struct kunit *test)
+{
+	struct hmdl_test *t = test->priv;
+
+	if (PAGE_SIZE != SZ_4K)
+		kunit_skip(test, "for 4 KiB pages");
+	plan_for(test, (struct nvme_hmb_id){ 16384, 256, 0, 0 }, MIB(128));
+	t->fail_above = KIB(8);
+	t->fail_nth = 0;	/* not the first list of one page */
+	KUNIT_ASSERT_EQ(test, build(test), -ENOMEM);
+	t->fail_nth = -1;
+	memset(&t->ax, 0, sizeof(t->ax));
+	t->ax.dev = &t->pdev->dev;
+	t->ax.hook = &t->hook;
+	KUNIT_ASSERT_EQ(test, build(test), 0);
+	check_invariants(test);
+	KUNIT_EXPECT_EQ(test, t->buf.max_chunks, 512);
+	KUNIT_EXPECT_EQ(test, t->buf.descs_bytes, KIB(8));
+	KUNIT_EXPECT_EQ(test, t->buf.nr_chunks, 512);
+	KUNIT_EXPECT_EQ(test, t->buf.size, MIB(4));
+	KUNIT_EXPECT_TRUE(test, t->ax.descs_exhausted);
+}
+
 static struct kunit_case nvme_hmb_hmdl_cases[] = {
 	KUNIT_CASE(build_bg5),
 	KUNIT_CASE(build_mixed_remainder),
@@ -319,6 +348,7 @@ static struct kunit_case nvme_hmb_hmdl_cases[] = {
 	KUNIT_CASE(contig_falls_back_to_chunks),
 	KUNIT_CASE(trim_and_free_twice),
 	KUNIT_CASE(grow_appends),
+	KUNIT_CASE(list_grows_on_demand),
 	{}
 };
 

@@ -53,10 +53,12 @@ static const struct policy_case policy_cases[] = {
 	  .reason = NVME_HMB_R_HMMIN_ABOVE_LIMIT },
 	{ "HMMIN above HMPRE: HMMIN preferred", { 1024, 2048, 0, 0 }, MIB(128),
 	  .reason = NVME_HMB_R_GRANTED, .target = MIB(8), .min = MIB(8),
-	  .min_chunk = KIB(4), .first_chunk = MIB(4), .max_descs = 1024 },
+	  .min_chunk = KIB(4), .first_chunk = MIB(4),
+	  .max_descs = NVME_HMB_MAX_DESCS },
 	{ "HMMIN 0: one page", { 256, 0, 0, 0 }, MIB(128),
 	  .reason = NVME_HMB_R_GRANTED, .target = MIB(1), .min = KIB(4),
-	  .min_chunk = KIB(4), .first_chunk = MIB(1), .max_descs = 1024 },
+	  .min_chunk = KIB(4), .first_chunk = MIB(1),
+	  .max_descs = NVME_HMB_MAX_DESCS },
 	{ "HMMAXD 8 wants 16 MiB chunks", { 51200, 823, 0, 8 }, MIB(128),
 	  .reason = NVME_HMB_R_LIMITED, .target = MIB(128),
 	  .min = KIB(823 * 4), .min_chunk = KIB(4), .first_chunk = MIB(16),
@@ -77,12 +79,22 @@ static const struct policy_case policy_cases[] = {
 	  MIB(128), .max_chunk = MIB(1), .reason = NVME_HMB_R_GRANTED,
 	  .target = MIB(64), .min = MIB(14), .min_chunk = KIB(4),
 	  .first_chunk = MIB(1), .max_descs = 1024 },
-	{ "HMMINDS 3 pages rounds to 4", { 16384, 3584, 3, 0 }, MIB(128),
+	{ "HMMINDS 3 pages: 12 KiB buffers", { 16384, 3584, 3, 0 }, MIB(128),
 	  .reason = NVME_HMB_R_GRANTED, .target = MIB(64), .min = MIB(14),
-	  .min_chunk = KIB(16), .first_chunk = MIB(4), .max_descs = 1024 },
+	  .min_chunk = KIB(12), .first_chunk = MIB(4),
+	  .max_descs = NVME_HMB_MAX_DESCS },
+	{ "HMPRE 3 MiB: one 3 MiB buffer first, as Linux",
+	  { 768, 768, 512, 0 }, MIB(128), .reason = NVME_HMB_R_GRANTED,
+	  .target = MIB(3), .min = MIB(3), .min_chunk = MIB(2),
+	  .first_chunk = MIB(3), .max_descs = NVME_HMB_MAX_DESCS },
+	{ "HMMAXD 16 for 80 MiB: 5 MiB first", { 20480, 10240, 0, 16 },
+	  MIB(128), .reason = NVME_HMB_R_GRANTED, .target = MIB(80),
+	  .min = MIB(40), .min_chunk = KIB(4), .first_chunk = MIB(5),
+	  .max_descs = 16 },
 	{ "absurd HMPRE, sane HMMIN", { 0xffffffff, 1, 1, 0 }, MIB(256),
 	  .reason = NVME_HMB_R_LIMITED, .target = MIB(256), .min = KIB(4),
-	  .min_chunk = KIB(4), .first_chunk = MIB(4), .max_descs = 1024 },
+	  .min_chunk = KIB(4), .first_chunk = MIB(4),
+	  .max_descs = NVME_HMB_MAX_DESCS },
 	{ "absurd HMPRE and HMMIN", { 0xffffffff, 0xffffffff, 0xffffffff,
 	  0xffff }, (u64)NVME_HMB_LIMIT_MAX_MIB << 20,
 	  .reason = NVME_HMB_R_HMMIN_ABOVE_LIMIT },
@@ -91,7 +103,7 @@ static const struct policy_case policy_cases[] = {
 	{ "HMPRE not whole 16 KiB pages", { 5, 1, 0, 0 }, MIB(128),
 	  .granule = SZ_16K, .reason = NVME_HMB_R_LIMITED, .target = KIB(16),
 	  .min = KIB(16), .min_chunk = KIB(16), .first_chunk = KIB(16),
-	  .max_descs = 1024 },
+	  .max_descs = NVME_HMB_MAX_DESCS },
 };
 
 static void policy_case_desc(const struct policy_case *c, char *desc)
@@ -157,19 +169,57 @@ static void caps_rules(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, caps.pref, 0);
 }
 
-static void chunk_round(struct kunit *test)
+static void chunk_next(struct kunit *test)
 {
 	struct nvme_hmb_host host = x86_host;
 
-	KUNIT_EXPECT_EQ(test, nvme_hmb_chunk_round(&host, KIB(3)), 0);
-	KUNIT_EXPECT_EQ(test, nvme_hmb_chunk_round(&host, KIB(4)), KIB(4));
-	KUNIT_EXPECT_EQ(test, nvme_hmb_chunk_round(&host, KIB(12)), KIB(8));
-	KUNIT_EXPECT_EQ(test, nvme_hmb_chunk_round(&host, KIB(3276)),
-			MIB(2));
-	KUNIT_EXPECT_EQ(test, nvme_hmb_chunk_round(&host, MIB(4)), MIB(4));
-	/* Above the page allocator's block: whole pages, not powers of two. */
-	KUNIT_EXPECT_EQ(test, nvme_hmb_chunk_round(&host, MIB(12) + 100),
-			MIB(12));
+	/* Above the largest block: halving, but 4 MiB is always tried. */
+	KUNIT_EXPECT_EQ(test, nvme_hmb_chunk_next(&host, MIB(5)), MIB(4));
+	KUNIT_EXPECT_EQ(test, nvme_hmb_chunk_next(&host, MIB(6)), MIB(4));
+	KUNIT_EXPECT_EQ(test, nvme_hmb_chunk_next(&host, MIB(12)), MIB(6));
+	KUNIT_EXPECT_EQ(test, nvme_hmb_chunk_next(&host, MIB(16)), MIB(8));
+	/* Within it: the next order down, whole. */
+	KUNIT_EXPECT_EQ(test, nvme_hmb_chunk_next(&host, MIB(4)), MIB(2));
+	KUNIT_EXPECT_EQ(test, nvme_hmb_chunk_next(&host, MIB(3)), MIB(2));
+	KUNIT_EXPECT_EQ(test, nvme_hmb_chunk_next(&host, KIB(12)), KIB(8));
+	KUNIT_EXPECT_EQ(test, nvme_hmb_chunk_next(&host, KIB(8)), KIB(4));
+	KUNIT_EXPECT_EQ(test, nvme_hmb_chunk_next(&host, KIB(4)), 0);
+}
+
+static void chunk_pick(struct kunit *test)
+{
+	struct nvme_hmb_host host = x86_host;
+	struct nvme_hmb_plan plan = { .min_chunk = KIB(4) };
+
+	KUNIT_EXPECT_EQ(test, nvme_hmb_chunk_pick(&host, &plan, MIB(4),
+						  MIB(64), 16), MIB(4));
+	/* The last piece: its largest power of two first ... */
+	KUNIT_EXPECT_EQ(test, nvme_hmb_chunk_pick(&host, &plan, MIB(4),
+						  MIB(3), 5), MIB(2));
+	/* ... unless it is the last entry. */
+	KUNIT_EXPECT_EQ(test, nvme_hmb_chunk_pick(&host, &plan, MIB(4),
+						  MIB(3), 1), MIB(3));
+	KUNIT_EXPECT_EQ(test, nvme_hmb_chunk_pick(&host, &plan, MIB(4),
+						  MIB(4), 0), 0);
+	plan.min_chunk = MIB(2);
+	/* 5 MiB in buffers of 2 MiB at least: 2.5 + 2.5, not 4 + 1. */
+	KUNIT_EXPECT_EQ(test, nvme_hmb_chunk_pick(&host, &plan, MIB(4),
+						  MIB(5), 2), KIB(2560));
+	/* 12552 KiB, HMMINDS 2976 KiB: 4 x 3138, not 4 + 4 + 4 + 264. */
+	plan.min_chunk = KIB(2976);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_chunk_pick(&host, &plan, MIB(4),
+						  KIB(12552), 8), KIB(3140));
+	plan.min_chunk = MIB(2);
+	/* With one entry left, 4 MiB is all there is. */
+	KUNIT_EXPECT_EQ(test, nvme_hmb_chunk_pick(&host, &plan, MIB(4),
+						  MIB(5), 1), MIB(4));
+	/* 3 MiB: 2 + 1 would break HMMINDS, so one 3 MiB buffer. */
+	KUNIT_EXPECT_EQ(test, nvme_hmb_chunk_pick(&host, &plan, MIB(4),
+						  MIB(3), 4), MIB(3));
+	KUNIT_EXPECT_EQ(test, nvme_hmb_chunk_pick(&host, &plan, MIB(4),
+						  MIB(1), 4), 0);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_chunk_pick(&host, &plan, MIB(1),
+						  MIB(8), 4), 0);
 }
 
 struct outcome_case {
@@ -241,7 +291,8 @@ static void reason_strings(struct kunit *test)
 static struct kunit_case nvme_hmb_policy_cases[] = {
 	KUNIT_CASE_PARAM(negotiate_table, policy_gen_params),
 	KUNIT_CASE(caps_rules),
-	KUNIT_CASE(chunk_round),
+	KUNIT_CASE(chunk_next),
+	KUNIT_CASE(chunk_pick),
 	KUNIT_CASE_PARAM(outcome_table, outcome_gen_params),
 	KUNIT_CASE(outcome_hmmaxd),
 	KUNIT_CASE(reason_strings),
