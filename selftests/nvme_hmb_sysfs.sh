@@ -10,7 +10,7 @@
 
 . "$(dirname "$0")/ksft_lib"
 
-ksft_begin 38
+ksft_begin 44
 
 # Three drives: KIOXIA BG5-like, Crucial P3 Plus-like, and one HMMAXD 8.
 modprobe nvme_hmb default_limit_mib=128
@@ -154,5 +154,30 @@ check "directories gone" test ! -e $SYS/mock0 -a ! -e $SYS/mock2
 check "reading a held file after removal fails cleanly" \
 	sh -c "! cat <&3 >/dev/null 2>&1"
 exec 3<&- 4<&-
+
+# Out of the box: no default_limit_mib.  "auto" is at least nvme-pci's
+# 128 MiB cap on any machine (this guest has 2 GiB, whose 1/64 is 32), so
+# no drive gets less than Linux gives it.
+check "rmmod nvme_hmb" rmmod nvme_hmb
+modprobe nvme_hmb
+modprobe nvme_hmb_mock nr_ctrls=3 hmpre=16384,8192,51200 \
+	hmmin=3584,8192,823 hmminds=1,512,0 hmmaxd=1024,16,8
+check "default_limit_mib is auto" \
+	eq "$(cat /sys/module/nvme_hmb/parameters/default_limit_mib)" auto
+check "auto limit is at least 128 MiB" \
+	test "$(val $SYS/mock0/limit_mib)" -ge 128
+check "out of the box, BG5-like and P3 Plus-like get what Linux gives" \
+	sh -c "[ \$(cat $SYS/mock0/size_kib) = 65536 ] &&
+	       [ \$(cat $SYS/mock1/size_kib) = 32768 ]"
+# Grown with HMMAXD 8 from 26 MiB (6 x 4 + 2, 7 descriptors): a fresh set
+# of 8 x 4 MiB, not 30 MiB from adding one more buffer.
+check "HMMAXD 8 at 26 MiB: 7 descriptors" \
+	sh -c "echo 26 > $SYS/mock2/limit_mib &&
+	       [ \$(cat $SYS/mock2/nr_descs) = 7 ]"
+check "grown to 128 MiB: 32 MiB in 8, as a fresh setup" \
+	sh -c "echo 128 > $SYS/mock2/limit_mib &&
+	       [ \$(cat $SYS/mock2/size_kib) = 32768 ] &&
+	       [ \$(cat $SYS/mock2/nr_descs) = 8 ]"
+rmmod nvme_hmb_mock
 
 ksft_end
