@@ -647,10 +647,11 @@ static int nvme_hmb_grow(struct nvme_hmb_ctrl *ctrl,
 	ctrl->stats.alloc_failures += ax.failures;
 	ctrl->reason = nvme_hmb_outcome(&ctrl->caps, plan, ctrl->buf.size,
 					ctrl->buf.nr_chunks);
+	/* The list no longer matches what the controller holds. */
+	if (ctrl->buf.size != before || ctrl->buf.stale_descs)
+		ctrl->mr_valid = false;
 	if (ctrl->buf.size == before)
 		return 0;
-	/* The list no longer matches what the controller holds. */
-	ctrl->mr_valid = false;
 	ret = nvme_hmb_disable(ctrl);
 	if (ret)
 		return ret;
