@@ -9,7 +9,6 @@
 #include <linux/kernel.h>
 #include <linux/module.h>
 #include <linux/nvme.h>
-#include <asm/unaligned.h>
 
 #include "internal.h"
 
