@@ -180,7 +180,9 @@ static bool nvme_hmb_attrs_ours(struct nvme_hmb_ctrl *ctrl,
 				const struct nvme_hmb_attrs *attrs)
 {
 	return attrs->ehm && ctrl->buf.descs &&
-	       attrs->hmdla == ctrl->buf.descs_dma &&
+	       (attrs->hmdla == ctrl->buf.descs_dma ||
+		(ctrl->buf.stale_descs &&
+		 attrs->hmdla == ctrl->buf.stale_dma)) &&
 	       attrs->hsize == ctrl->buf.size >> NVME_HMB_PAGE_SHIFT &&
 	       attrs->hmdlec == ctrl->buf.nr_chunks;
 }
@@ -353,11 +355,18 @@ static void nvme_hmb_host_init(struct nvme_hmb_ctrl *ctrl,
 	host->limit = ctrl->limit;
 	host->granule = nvme_hmb_granule();
 	host->buddy_chunk = (u64)PAGE_SIZE * MAX_ORDER_NR_PAGES;
-	host->max_chunk = nvme_hmb_max_chunk_kib ?
-			  max_t(u64, (u64)nvme_hmb_max_chunk_kib << 10,
-				host->granule) : U64_MAX;
 	host->max_descs = NVME_HMB_MAX_DESCS;
 	host->contig = dma_get_merge_boundary(ctrl->port->dma_dev) != 0;
+	/*
+	 * Without an IOMMU, buffers above the largest block could only come
+	 * from CMA, which other devices need (a Raspberry Pi 5 lost its
+	 * audio to the HMB): no larger than Linux's, unless the user says.
+	 */
+	if (nvme_hmb_max_chunk_kib)
+		host->max_chunk = max_t(u64, (u64)nvme_hmb_max_chunk_kib << 10,
+					host->granule);
+	else
+		host->max_chunk = host->contig ? U64_MAX : host->buddy_chunk;
 }
 
 static void nvme_hmb_alloc_init(struct nvme_hmb_ctrl *ctrl,
@@ -518,7 +527,7 @@ EXPORT_SYMBOL_NS_GPL(nvme_hmb_teardown_locked, NVME_HMB_NS);
  */
 void nvme_hmb_forget_locked(struct nvme_hmb_ctrl *ctrl)
 {
-	kfree(ctrl->buf.chunks);
+	kvfree(ctrl->buf.chunks);
 	memset(&ctrl->buf, 0, sizeof(ctrl->buf));
 	ctrl->state = NVME_HMB_OFF;
 	ctrl->mr_valid = false;
@@ -546,9 +555,13 @@ static int nvme_hmb_replace(struct nvme_hmb_ctrl *ctrl,
 	if (!ret)
 		nvme_hmb_buf_grow(&ax, &fresh, host, plan, plan->target);
 	ctrl->stats.alloc_failures += ax.failures;
-	if (ret || fresh.size < plan->min || fresh.size <= better_than) {
+	if (ret || fresh.size < plan->min) {
 		nvme_hmb_buf_free(ctrl->port->dma_dev, &fresh);
-		return ret || fresh.size < plan->min ? -ENOMEM : 0;
+		return -ENOMEM;
+	}
+	if (fresh.size <= better_than) {
+		nvme_hmb_buf_free(ctrl->port->dma_dev, &fresh);
+		return 0;
 	}
 	ret = nvme_hmb_disable(ctrl);
 	if (ret) {
@@ -636,7 +649,7 @@ static int nvme_hmb_grow(struct nvme_hmb_ctrl *ctrl,
 	}
 	if (reach < plan->target) {
 		ret = nvme_hmb_replace(ctrl, host, plan, reach);
-		if (ret != -ENOMEM && ctrl->buf.size != before)
+		if ((ret && ret != -ENOMEM) || ctrl->buf.size != before)
 			return ret;
 		if (ctrl->buf.sgt || ctrl->buf.nr_chunks >= max_descs)
 			return 0;
@@ -647,11 +660,13 @@ static int nvme_hmb_grow(struct nvme_hmb_ctrl *ctrl,
 	ctrl->stats.alloc_failures += ax.failures;
 	ctrl->reason = nvme_hmb_outcome(&ctrl->caps, plan, ctrl->buf.size,
 					ctrl->buf.nr_chunks);
-	/* The list no longer matches what the controller holds. */
-	if (ctrl->buf.size != before || ctrl->buf.stale_descs)
-		ctrl->mr_valid = false;
-	if (ctrl->buf.size == before)
+	if (ctrl->buf.size == before) {
+		/* Nothing added: the controller keeps the list it holds. */
+		nvme_hmb_buf_restore_list(ctrl->port->dma_dev, &ctrl->buf);
 		return 0;
+	}
+	/* The list no longer matches what the controller holds. */
+	ctrl->mr_valid = false;
 	ret = nvme_hmb_disable(ctrl);
 	if (ret)
 		return ret;
@@ -951,7 +966,13 @@ void nvme_hmb_reclaim_locked(struct nvme_hmb_ctrl *ctrl, u64 want, bool severe)
 		return;
 	want = min(want, size - floor);
 	if (ctrl->buf.sgt) {
-		keep = max(round_up(size - want, nvme_hmb_granule()), floor);
+		/*
+		 * Replacing allocates what is kept: worth it only in large
+		 * steps, so at least half goes each time.
+		 */
+		keep = round_up(min(size - want, size / 2),
+				nvme_hmb_granule());
+		keep = max(keep, floor);
 	} else {
 		while (i && keep > size - want)
 			keep -= ctrl->buf.chunks[--i].size;
@@ -975,8 +996,16 @@ void nvme_hmb_reclaim_locked(struct nvme_hmb_ctrl *ctrl, u64 want, bool severe)
 		    NVME_HMB_R_LIMITED ||
 		    nvme_hmb_replace(ctrl, &host, &plan, 0) == -ENOMEM) {
 			if (!severe || floor >= nvme_hmb_min_bytes(ctrl) ||
-			    !nvme_hmb_teardown_locked(ctrl))
+			    !nvme_hmb_teardown_locked(ctrl)) {
+				/*
+				 * No smaller buffer to be had: offer the
+				 * shrinker nothing until the next enable
+				 * rather than have it ask again and again.
+				 */
+				WRITE_ONCE(ctrl->reclaimable[0], 0);
+				WRITE_ONCE(ctrl->reclaimable[1], 0);
 				return;
+			}
 		}
 	} else {
 		if (nvme_hmb_disable(ctrl))
@@ -1013,15 +1042,26 @@ EXPORT_SYMBOL_NS_GPL(nvme_hmb_reclaim_locked, NVME_HMB_NS);
 
 static void nvme_hmb_reclaim_work(struct work_struct *work)
 {
-	struct nvme_hmb_ctrl *ctrl = container_of(work, struct nvme_hmb_ctrl,
+	struct nvme_hmb_ctrl *ctrl = container_of(to_delayed_work(work),
+						  struct nvme_hmb_ctrl,
 						  reclaim_work);
 	unsigned int noio;
 	bool severe;
 	u64 want;
 
+	/*
+	 * A resize or regrow holding the lock may be allocating: never wait
+	 * for it on this one-at-a-time queue, which other controllers'
+	 * reclaim shares.  Try again shortly; the request stays pending.
+	 */
+	if (!mutex_trylock(&ctrl->lock)) {
+		if (!READ_ONCE(ctrl->dying))
+			queue_delayed_work(nvme_hmb_wq, &ctrl->reclaim_work,
+					   HZ / 10);
+		return;
+	}
 	/* No allocation here may wait for I/O, on this drive or any other. */
 	noio = memalloc_noio_save();
-	mutex_lock(&ctrl->lock);
 	want = atomic64_xchg(&ctrl->reclaim_pending, 0);
 	severe = READ_ONCE(ctrl->reclaim_severe);
 	WRITE_ONCE(ctrl->reclaim_severe, false);
@@ -1066,6 +1106,9 @@ void nvme_hmb_regrow_locked(struct nvme_hmb_ctrl *ctrl)
 	}
 	want = min(ctrl->limit, ctrl->caps.pref);
 	need = want > before ? want - before : 0;
+	/* One IOVA-contiguous buffer is replaced: both are held a moment. */
+	if (ctrl->buf.sgt)
+		need = want;
 	if ((u64)si_mem_available() << PAGE_SHIFT <
 	    need + ((u64)totalram_pages() << PAGE_SHIFT) / 8) {
 		mod_delayed_work(nvme_hmb_regrow_wq, &ctrl->regrow_work, quiet);
@@ -1210,7 +1253,7 @@ void nvme_hmb_ctrl_init(struct nvme_hmb_ctrl *ctrl)
 {
 	mutex_init(&ctrl->lock);
 	INIT_LIST_HEAD(&ctrl->node);
-	INIT_WORK(&ctrl->reclaim_work, nvme_hmb_reclaim_work);
+	INIT_DELAYED_WORK(&ctrl->reclaim_work, nvme_hmb_reclaim_work);
 	INIT_DELAYED_WORK(&ctrl->regrow_work, nvme_hmb_regrow_work);
 	atomic64_set(&ctrl->reclaim_pending, 0);
 	ctrl->reclaim = true;
@@ -1222,9 +1265,15 @@ void nvme_hmb_ctrl_init(struct nvme_hmb_ctrl *ctrl)
  */
 void nvme_hmb_ctrl_stop_work(struct nvme_hmb_ctrl *ctrl)
 {
+	/*
+	 * Under the lock: whoever checked dying under it and queues the
+	 * regrow (wake-up) has done so before the cancel below.
+	 */
+	mutex_lock(&ctrl->lock);
 	WRITE_ONCE(ctrl->dying, true);
+	mutex_unlock(&ctrl->lock);
 	/* Reclaim first: it may queue a regrow until it is cancelled. */
-	cancel_work_sync(&ctrl->reclaim_work);
+	cancel_delayed_work_sync(&ctrl->reclaim_work);
 	cancel_delayed_work_sync(&ctrl->regrow_work);
 }
 

@@ -3,14 +3,14 @@
  * nvme-hmb: the buffers given to a controller and the Host Memory
  * Descriptor List that describes them.
  *
- * The list lives in its own DMA-coherent allocation, sized once for
- * NVME_HMB_MAX_DESCS (or HMMAXD) entries and freed with that recorded size.
- * Buffers are DMA chunks, largest first: when a size fails, what was
- * already allocated is kept and the next order down is tried, so
- * fragmentation costs size gradually instead of all or nothing.  Behind an IOMMU that merges
- * pages one IOVA-contiguous buffer is tried first; never without one, where
- * dma_alloc_noncontiguous() cannot do better and warns above the largest
- * page order.
+ * The list lives in its own DMA-coherent allocation: one page to start
+ * with, doubled when more entries are needed, and freed with the size it
+ * was allocated with.  Buffers are DMA chunks, largest first: when a size
+ * fails, what was already allocated is kept and the next order down is
+ * tried, so fragmentation costs size gradually instead of all or nothing.
+ * Behind an IOMMU that merges pages one IOVA-contiguous buffer is tried
+ * first; never without one, where dma_alloc_noncontiguous() cannot do
+ * better and warns above the largest page order.
  *
  * Nothing here knows whether a controller uses the memory: callers free
  * only what the controller cannot access (ctrl.c).
@@ -94,7 +94,8 @@ static bool nvme_hmb_buf_entries(struct nvme_hmb_alloc_ctx *ax,
 		ax->failures++;
 		return false;
 	}
-	chunks = kvcalloc(n, sizeof(*chunks), NVME_HMB_GFP);
+	/* Host bookkeeping; kvmalloc() does not take __GFP_NORETRY. */
+	chunks = kvcalloc(n, sizeof(*chunks), GFP_KERNEL);
 	if (!chunks) {
 		nvme_hmb_dma_free(ax->dev, buf, n * sizeof(*buf->descs), true,
 				  descs, dma);
@@ -133,6 +134,31 @@ static void nvme_hmb_buf_drop_stale(struct device *dev,
 	buf->stale_dma = 0;
 	buf->stale_bytes = 0;
 }
+
+/**
+ * nvme_hmb_buf_restore_list() - undo an enlargement of a live list
+ * @dev: the DMA device
+ * @buf: the buffer set, with no buffer added since the list was enlarged
+ *
+ * A grow that enlarged the list the controller holds and then got no
+ * buffer gives the new, never written list back: the list the controller
+ * holds is @buf's again, and a return (MR=1) of it stays possible.
+ */
+void nvme_hmb_buf_restore_list(struct device *dev, struct nvme_hmb_buf *buf)
+{
+	if (!buf->stale_descs)
+		return;
+	nvme_hmb_dma_free(dev, buf, buf->descs_bytes, true, buf->descs,
+			  buf->descs_dma);
+	buf->descs = buf->stale_descs;
+	buf->descs_dma = buf->stale_dma;
+	buf->descs_bytes = buf->stale_bytes;
+	buf->max_chunks = buf->stale_bytes / sizeof(*buf->descs);
+	buf->stale_descs = NULL;
+	buf->stale_dma = 0;
+	buf->stale_bytes = 0;
+}
+EXPORT_SYMBOL_NS_GPL(nvme_hmb_buf_restore_list, NVME_HMB_NS);
 
 /**
  * nvme_hmb_buf_init() - allocate the bookkeeping and the descriptor list

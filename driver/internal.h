@@ -176,6 +176,7 @@ int nvme_hmb_buf_init(struct nvme_hmb_alloc_ctx *ax, struct nvme_hmb_buf *buf,
 void nvme_hmb_buf_grow(struct nvme_hmb_alloc_ctx *ax, struct nvme_hmb_buf *buf,
 		       const struct nvme_hmb_host *host,
 		       const struct nvme_hmb_plan *plan, u64 target);
+void nvme_hmb_buf_restore_list(struct device *dev, struct nvme_hmb_buf *buf);
 u64 nvme_hmb_buf_trim(struct device *dev, struct nvme_hmb_buf *buf,
 		      u64 target);
 void nvme_hmb_buf_free(struct device *dev, struct nvme_hmb_buf *buf);
@@ -217,7 +218,7 @@ struct nvme_hmb_stats {
 struct nvme_hmb_ctrl {
 	struct kobject kobj;
 	struct list_head node;		/* on nvme_hmb_ctrls, RCU */
-	struct work_struct reclaim_work;
+	struct delayed_work reclaim_work;
 	struct delayed_work regrow_work;
 	atomic64_t reclaim_pending;	/* bytes the shrinker asked for */
 	bool reclaim_severe;		/* ... and it may go below HMMIN */

@@ -123,6 +123,24 @@ u64 nvme_hmb_chunk_next(const struct nvme_hmb_host *host, u64 size)
 }
 EXPORT_SYMBOL_NS_GPL(nvme_hmb_chunk_next, NVME_HMB_NS);
 
+/*
+ * Whether @rest bytes can still be given in at most @left chunks, each
+ * from HMMINDS up to @cap: spread evenly over as many as it takes, each
+ * is HMMINDS at least.
+ */
+static bool nvme_hmb_rest_fits(const struct nvme_hmb_plan *plan, u64 cap,
+			       u64 rest, u32 left)
+{
+	u64 k;
+
+	if (!rest)
+		return true;
+	if (!left || rest < plan->min_chunk)
+		return false;
+	k = div64_u64(rest + cap - 1, cap);
+	return k <= left && div64_u64(rest, k) >= plan->min_chunk;
+}
+
 /**
  * nvme_hmb_chunk_pick() - the size of the next chunk to allocate
  * @host: host constraints
@@ -131,12 +149,18 @@ EXPORT_SYMBOL_NS_GPL(nvme_hmb_chunk_next, NVME_HMB_NS);
  * @rest: bytes still wanted, whole granules
  * @left: descriptor entries still free
  *
- * Chunks of @cap while more than @cap is wanted, except that no tail
- * below HMMINDS is left behind when the entries left allow the rest to be
- * spread evenly over chunks of HMMINDS or more (5 MiB with HMMINDS 2 MiB:
- * 2.5 + 2.5, where Linux gives 4 + 1).  The last piece is allocated as it is,
- * or, when entries are left, as the largest power of two in it first,
- * so that no page-allocator block is half wasted on it.
+ * Largest first, every chunk from HMMINDS up, no chunk after this one
+ * larger than it (so that once it is had, the rest needs no larger
+ * block).  In order of preference:
+ *  - @cap, when what it leaves fits in the entries left;
+ *  - otherwise one chunk such that powers of two make up the rest: 5 MiB
+ *    with HMMINDS 2 MiB is 3 + 2 (a power of two wastes nothing in the
+ *    page allocator; Linux gives 4 + 1, which a controller may refuse);
+ *  - otherwise the rest spread evenly: 12552 KiB with HMMINDS 2976 KiB in
+ *    4 MiB blocks is four chunks of 3140 KiB or less;
+ *  - otherwise @cap, and the tail is left out.
+ * The last piece goes as it is, or its largest power of two first when
+ * the rest can follow.
  *
  * Return: bytes, or 0 when no chunk can be added.
  */
@@ -144,35 +168,36 @@ u64 nvme_hmb_chunk_pick(const struct nvme_hmb_host *host,
 			const struct nvme_hmb_plan *plan, u64 cap, u64 rest,
 			u32 left)
 {
-	u64 want = round_down(min(cap, rest), host->granule);
-	u64 pow;
+	u64 g = host->granule;
+	u64 pow, want, j, k;
 
-	u64 k, even;
-
-	if (!left || want < plan->min_chunk)
+	cap = round_down(cap, g);
+	if (!left || cap < plan->min_chunk || rest < plan->min_chunk)
 		return 0;
-	if (want < rest) {
-		/*
-		 * Chunks of @want would leave a tail below HMMINDS: when the
-		 * entries allow, the rest is spread evenly over as many
-		 * chunks as it takes, each of HMMINDS at least.
-		 */
-		k = div64_u64(rest + want - 1, want);
-		if (rest - (k - 1) * want < plan->min_chunk && k <= left) {
-			even = round_up(div64_u64(rest + k - 1, k),
-					host->granule);
-			if (even >= plan->min_chunk && even <= want)
-				want = even;
+	if (rest <= cap) {
+		if (left > 1 && rest <= host->buddy_chunk) {
+			pow = g * rounddown_pow_of_two(div64_u64(rest, g));
+			if (pow < rest && rest - pow >= plan->min_chunk)
+				return pow;
 		}
-		return want;
+		return rest;
 	}
-	if (left > 1 && want <= host->buddy_chunk) {
-		pow = host->granule *
-		      rounddown_pow_of_two(div64_u64(want, host->granule));
-		if (pow < want && want - pow >= plan->min_chunk)
-			return pow;
+	if (nvme_hmb_rest_fits(plan, cap, rest - cap, left - 1))
+		return cap;
+	pow = g * rounddown_pow_of_two(div64_u64(min(cap, host->buddy_chunk),
+						 g));
+	for (; pow >= plan->min_chunk; pow /= 2) {
+		j = max_t(u64, 1, div64_u64(rest - cap + pow - 1, pow));
+		if (j >= left || j * pow >= rest)
+			continue;
+		want = rest - j * pow;
+		if (want >= pow && want <= cap)
+			return want;
 	}
-	return want;
+	k = div64_u64(rest + cap - 1, cap);
+	if (k <= left && div64_u64(rest, k) >= plan->min_chunk)
+		return round_up(div64_u64(rest + k - 1, k), g);
+	return cap;
 }
 EXPORT_SYMBOL_NS_GPL(nvme_hmb_chunk_pick, NVME_HMB_NS);
 

@@ -80,7 +80,7 @@ static unsigned long nvme_hmb_scan(struct shrinker *s,
 		atomic64_add((u64)take << PAGE_SHIFT, &ctrl->reclaim_pending);
 		if (severe)
 			WRITE_ONCE(ctrl->reclaim_severe, true);
-		queue_work(nvme_hmb_wq, &ctrl->reclaim_work);
+		mod_delayed_work(nvme_hmb_wq, &ctrl->reclaim_work, 0);
 		queued += take;
 		left -= take;
 	}

@@ -202,9 +202,9 @@ static void chunk_pick(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, nvme_hmb_chunk_pick(&host, &plan, MIB(4),
 						  MIB(4), 0), 0);
 	plan.min_chunk = MIB(2);
-	/* 5 MiB in buffers of 2 MiB at least: 2.5 + 2.5, not 4 + 1. */
+	/* 5 MiB in buffers of 2 MiB at least: 3 + 2, not 4 + 1. */
 	KUNIT_EXPECT_EQ(test, nvme_hmb_chunk_pick(&host, &plan, MIB(4),
-						  MIB(5), 2), KIB(2560));
+						  MIB(5), 2), MIB(3));
 	/* 12552 KiB, HMMINDS 2976 KiB: 4 x 3138, not 4 + 4 + 4 + 264. */
 	plan.min_chunk = KIB(2976);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_chunk_pick(&host, &plan, MIB(4),
