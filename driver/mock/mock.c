@@ -820,6 +820,7 @@ static int __init mock_init(void)
 	if (!mock_wq)
 		return -ENOMEM;
 	mock_debugfs = debugfs_create_dir("nvme_hmb_mock", NULL);
+	nvme_hmb_mock_bench_init(mock_debugfs);
 	for (i = 0; i < nr_ctrls; i++) {
 		id.hmpre = mock_param(hmpre, nr_hmpre, i);
 		id.hmmin = mock_param(hmmin, nr_hmmin, i);
@@ -833,6 +834,7 @@ static int __init mock_init(void)
 			mock_ctrls[i] = NULL;
 			mock_destroy_all();
 			debugfs_remove_recursive(mock_debugfs);
+			nvme_hmb_mock_bench_exit();
 			destroy_workqueue(mock_wq);
 			return ret;
 		}
@@ -845,6 +847,7 @@ static void __exit mock_exit(void)
 {
 	mock_destroy_all();
 	debugfs_remove_recursive(mock_debugfs);
+	nvme_hmb_mock_bench_exit();
 	destroy_workqueue(mock_wq);
 }
 

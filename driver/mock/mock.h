@@ -9,6 +9,7 @@
 
 #include "nvme_hmb.h"
 
+struct dentry;
 struct nvme_hmb_ctrl;
 struct nvme_hmb_mock;
 
@@ -41,5 +42,9 @@ void nvme_hmb_mock_reset(struct nvme_hmb_mock *mock);
 void nvme_hmb_mock_check(struct nvme_hmb_mock *mock);
 int nvme_hmb_mock_raw_set(struct nvme_hmb_mock *mock,
 			  const struct nvme_hmb_set_cmd *cmd);
+
+/* fragment.c: the memory fragmenter and memset yardstick of make bench */
+void nvme_hmb_mock_bench_init(struct dentry *dir);
+void nvme_hmb_mock_bench_exit(void);
 
 #endif /* _NVME_HMB_MOCK_H */
