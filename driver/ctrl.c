@@ -375,6 +375,7 @@ static void nvme_hmb_alloc_init(struct nvme_hmb_ctrl *ctrl,
 	memset(ax, 0, sizeof(*ax));
 	ax->dev = ctrl->port->dma_dev;
 	ax->hook = &ctrl->hook;
+	ax->light = ctrl->reclaiming;
 }
 
 /* Say why there is no HMB, naming the knob that changes it. */
@@ -1065,7 +1066,9 @@ static void nvme_hmb_reclaim_work(struct work_struct *work)
 	want = atomic64_xchg(&ctrl->reclaim_pending, 0);
 	severe = READ_ONCE(ctrl->reclaim_severe);
 	WRITE_ONCE(ctrl->reclaim_severe, false);
+	ctrl->reclaiming = true;
 	nvme_hmb_reclaim_locked(ctrl, want, severe);
+	ctrl->reclaiming = false;
 	mutex_unlock(&ctrl->lock);
 	memalloc_noio_restore(noio);
 	if (READ_ONCE(ctrl->shrunk) && !READ_ONCE(ctrl->dying))

@@ -27,11 +27,17 @@
 #include "internal.h"
 
 /*
- * Every allocation for the HMB is optional: it fails rather than push the
- * system into hard reclaim, and never wakes the OOM killer, whatever its
- * order.
+ * Every allocation for the HMB is optional and never wakes the OOM
+ * killer, whatever its order.  Outside reclaim it tries as hard as
+ * Linux's GFP_KERNEL, compaction included (__GFP_RETRY_MAYFAIL: the
+ * drive gets no less than nvme-pci would get from the same memory); in
+ * reclaim it only takes what comes easily (__GFP_NORETRY).
  */
-#define NVME_HMB_GFP	(GFP_KERNEL | __GFP_NORETRY | __GFP_NOWARN)
+static gfp_t nvme_hmb_gfp(const struct nvme_hmb_alloc_ctx *ax)
+{
+	return GFP_KERNEL | __GFP_NOWARN |
+	       (ax->light ? __GFP_NORETRY : __GFP_RETRY_MAYFAIL);
+}
 
 /* Count an allocation attempt; true when the test seam fails it. */
 static bool nvme_hmb_seam_fails(struct nvme_hmb_alloc_ctx *ax, u64 size)
@@ -58,8 +64,8 @@ static void *nvme_hmb_dma_alloc(struct nvme_hmb_alloc_ctx *ax,
 	if (buf->fake)
 		return buf->fake->alloc(buf->fake->priv, size, list, dma);
 	if (list)
-		return dma_alloc_coherent(ax->dev, size, dma, NVME_HMB_GFP);
-	return dma_alloc_attrs(ax->dev, size, dma, NVME_HMB_GFP,
+		return dma_alloc_coherent(ax->dev, size, dma, nvme_hmb_gfp(ax));
+	return dma_alloc_attrs(ax->dev, size, dma, nvme_hmb_gfp(ax),
 			       DMA_ATTR_NO_KERNEL_MAPPING);
 }
 
@@ -214,7 +220,7 @@ static bool nvme_hmb_contig_alloc(struct nvme_hmb_alloc_ctx *ax,
 	if (buf->fake || size > SIZE_MAX || nvme_hmb_seam_fails(ax, size))
 		return false;
 	sgt = dma_alloc_noncontiguous(ax->dev, size, DMA_BIDIRECTIONAL,
-				      NVME_HMB_GFP, 0);
+				      nvme_hmb_gfp(ax), 0);
 	if (!sgt)
 		return false;
 	if (sgt->nents != 1 || sg_dma_len(sgt->sgl) != size) {

@@ -169,6 +169,7 @@ struct nvme_hmb_alloc_ctx {
 	unsigned int nth;
 	unsigned int failures;
 	bool descs_exhausted;
+	bool light;		/* in reclaim: take only what comes easily */
 };
 
 int nvme_hmb_buf_init(struct nvme_hmb_alloc_ctx *ax, struct nvme_hmb_buf *buf,
@@ -253,6 +254,7 @@ struct nvme_hmb_ctrl {
 	unsigned long last_reclaim;	/* jiffies */
 	unsigned int regrow_backoff;	/* quiet period multiplier */
 	bool sleeping;			/* disabled for system sleep */
+	bool reclaiming;		/* in the reclaim work */
 	enum nvme_hmb_reason enabled_reason; /* of the last enabled HMB */
 	unsigned long last_regrow;	/* jiffies, 0 before the first */
 };
