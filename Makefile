@@ -5,24 +5,32 @@
 #
 #   make                build the modules against $(KDIR)
 #   make install        install them under /lib/modules/<kver>/extra
+#   make install-tools  install tools/nvme-hmb in $(DESTDIR)$(PREFIX)/sbin
 #   make check          checkpatch --strict, sparse (C=2) and a W=1 build
+#                       against the stock (6.1) and the 6.12 headers
 #   make test           the test suite: KUnit and selftests in QEMU
-#   make demo           boot a VM and show what the module does
-#   make bench          nvme-pci and nvme-hmb side by side on the emulated
-#                       DRAM-less drives (scripts/bench-side-by-side)
+#   make demo           boot a VM and show what the module does, then the
+#                       working-set sweep on the emulated drive
+#   make bench          nvme-hmb against Linux's HMB policy in a VM: grants
+#                       in fresh and fragmented memory, setup, resize,
+#                       reclaim and resume timings (scripts/bench)
 #   make qemu           build QEMU with the emulated drive (scripts/build-qemu)
 #   make modules-stock  build against Debian's stock headers into build/stock
+#   make modules-stock-6.12
+#                       build against Debian 12's 6.12 headers into
+#                       build/stock-6.12
 #   make modules-debug  build against the debug test kernel into build/debug
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
 # Kernel source tree matching KDIR, for the private nvme-core header
 # (drivers/nvme/host/nvme.h) that nvme_hmb_pci needs.  Optional.
 KSRC ?=
+PREFIX ?= /usr/local
 
 SRC_FILES := Kbuild $(shell find driver kunit -name '*.[ch]' 2>/dev/null)
 
-.PHONY: all modules install modules_install clean check test demo bench \
-	qemu modules-stock modules-debug deps
+.PHONY: all modules install modules_install install-tools clean check test \
+	demo bench qemu modules-stock modules-stock-6.12 modules-debug deps
 
 all: modules
 
@@ -31,6 +39,10 @@ modules:
 
 install modules_install:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) KSRC=$(KSRC) modules_install
+
+# The user tool (Documentation/nvme-hmb-sweep.rst): one shell script.
+install-tools:
+	install -D -m 0755 tools/nvme-hmb $(DESTDIR)$(PREFIX)/sbin/nvme-hmb
 
 clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null || true
@@ -43,6 +55,9 @@ deps:
 # against different kernels never share objects.
 modules-stock: deps
 	scripts/build-modules stock
+
+modules-stock-6.12: deps
+	scripts/build-modules stock-6.12
 
 modules-debug: deps
 	scripts/build-modules debug
@@ -57,7 +72,7 @@ demo: deps
 	scripts/demo
 
 bench: deps
-	scripts/bench-side-by-side
+	scripts/bench
 
 qemu: deps
 	scripts/build-qemu
