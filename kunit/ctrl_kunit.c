@@ -129,17 +129,29 @@ static bool fail_above_seam(void *priv, unsigned int nth, u64 size)
 	return nth && size > t->fail_above;
 }
 
+/* A mock of @id whose allocations above @fail_above fail. */
+static struct ctrl_test *seamed_mock(struct kunit *test,
+				     const struct nvme_hmb_id *id,
+				     u64 fail_above)
+{
+	struct ctrl_test *t = test->priv;
+	struct nvme_hmb_alloc_hook hook = {
+		.fail = fail_above_seam, .priv = t,
+	};
+
+	new_mock(test, id);
+	t->fail_above = fail_above;
+	nvme_hmb_set_alloc_hook(t->ctrl, &hook);
+	return t;
+}
+
+/* The page allocator's largest block, as on x86 without CMA. */
+#define BUDDY_MAX	((u64)PAGE_SIZE * MAX_ORDER_NR_PAGES)
+
 static void hmmaxd8_under_128(struct kunit *test)
 {
-	struct nvme_hmb_alloc_hook hook = { fail_above_seam };
-	struct ctrl_test *t;
+	struct ctrl_test *t = seamed_mock(test, &hmmaxd8, BUDDY_MAX);
 
-	new_mock(test, &hmmaxd8);
-	t = test->priv;
-	hook.priv = t;
-	/* The page allocator's largest block, as on x86 without CMA. */
-	t->fail_above = (u64)PAGE_SIZE * MAX_ORDER_NR_PAGES;
-	nvme_hmb_set_alloc_hook(t->ctrl, &hook);
 	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(128)), 0);
 	kunit_info(test, "HMPRE 51200 HMMIN 823 HMMAXD 8, limit 128 MiB: %llu MiB in %u descriptors (%s)\n",
 		   nvme_hmb_size(t->ctrl) >> 20, nvme_hmb_nr_descs(t->ctrl),
@@ -152,15 +164,9 @@ static void hmmaxd8_under_128(struct kunit *test)
 
 static void min_is_pref_fragmented(struct kunit *test)
 {
-	struct nvme_hmb_alloc_hook hook = { fail_above_seam };
-	struct ctrl_test *t;
-
-	new_mock(test, &min_is_pref);
-	t = test->priv;
-	hook.priv = t;
 	/* Nothing above 512 KiB: 128 buffers, still all of HMMIN. */
-	t->fail_above = SZ_512K;
-	nvme_hmb_set_alloc_hook(t->ctrl, &hook);
+	struct ctrl_test *t = seamed_mock(test, &min_is_pref, SZ_512K);
+
 	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(128)), 0);
 	kunit_info(test, "HMMIN = HMPRE = 16384, nothing above 512 KiB: %llu MiB in %u descriptors (%s)\n",
 		   nvme_hmb_size(t->ctrl) >> 20, nvme_hmb_nr_descs(t->ctrl),
@@ -178,14 +184,8 @@ static void min_is_pref_fragmented(struct kunit *test)
  */
 static void grow_rebuilds_when_hmmaxd_binds(struct kunit *test)
 {
-	struct nvme_hmb_alloc_hook hook = { fail_above_seam };
-	struct ctrl_test *t;
+	struct ctrl_test *t = seamed_mock(test, &hmmaxd8, BUDDY_MAX);
 
-	new_mock(test, &hmmaxd8);
-	t = test->priv;
-	hook.priv = t;
-	t->fail_above = (u64)PAGE_SIZE * MAX_ORDER_NR_PAGES;
-	nvme_hmb_set_alloc_hook(t->ctrl, &hook);
 	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(26)), 0);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(26));
 	KUNIT_EXPECT_EQ(test, nvme_hmb_nr_descs(t->ctrl), 7);
@@ -205,17 +205,10 @@ static const struct nvme_hmb_id hmmaxd2 = { 4096, 1280, 0, 2 };
  */
 static void shrink_builds_before_switching(struct kunit *test)
 {
-	struct nvme_hmb_alloc_hook hook = { fail_above_seam };
-	struct ctrl_test *t;
+	struct ctrl_test *t = seamed_mock(test, &hmmaxd2, MIB(4));
 
-	new_mock(test, &hmmaxd2);
-	t = test->priv;
-	hook.priv = t;
-	t->fail_above = (u64)PAGE_SIZE * MAX_ORDER_NR_PAGES;
-	if (t->fail_above < MIB(4))
+	if (t->fail_above > BUDDY_MAX)
 		kunit_skip(test, "needs 4 MiB page-allocator blocks");
-	t->fail_above = MIB(4);
-	nvme_hmb_set_alloc_hook(t->ctrl, &hook);
 	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(16)), 0);
 	KUNIT_ASSERT_EQ(test, nvme_hmb_size(t->ctrl), MIB(8));
 	KUNIT_ASSERT_EQ(test, nvme_hmb_nr_descs(t->ctrl), 2);
