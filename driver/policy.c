@@ -194,9 +194,10 @@ u64 nvme_hmb_chunk_pick(const struct nvme_hmb_host *host,
 		if (want >= pow && want <= cap)
 			return want;
 	}
-	k = div64_u64(rest + cap - 1, cap);
-	if (k <= left && div64_u64(rest, k) >= plan->min_chunk)
+	if (nvme_hmb_rest_fits(plan, cap, rest, left)) {
+		k = div64_u64(rest + cap - 1, cap);
 		return round_up(div64_u64(rest + k - 1, k), g);
+	}
 	return cap;
 }
 EXPORT_SYMBOL_NS_GPL(nvme_hmb_chunk_pick, NVME_HMB_NS);

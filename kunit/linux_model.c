@@ -28,6 +28,31 @@ static u64 lm_min(u64 a, u64 b)
 	return a < b ? a : b;
 }
 
+/**
+ * nvme_hmb_linux_fits() - the memory state the model and the tests assume
+ * @page_size: PAGE_SIZE
+ * @max_order_bytes: the page allocator's largest block
+ * @ceiling: the largest free block, with every smaller one plentiful
+ * @bytes: the size asked for
+ *
+ * An allocation takes the power-of-two block of pages that holds it and
+ * succeeds when that block is no larger than @ceiling (no CMA, no IOMMU:
+ * nothing above the largest block).
+ *
+ * Return: whether an allocation of @bytes succeeds.
+ */
+bool nvme_hmb_linux_fits(u64 page_size, u64 max_order_bytes, u64 ceiling,
+			 u64 bytes)
+{
+	u64 block = page_size;
+
+	if (!bytes || bytes > max_order_bytes)
+		return false;
+	while (block < bytes)
+		block <<= 1;
+	return block <= ceiling;
+}
+
 /* __nvme_alloc_host_mem(): one pass at @chunk_size; false as -ENOMEM. */
 static bool lm_pass(const struct nvme_hmb_linux_drive *d, u64 preferred,
 		    u32 chunk_size, bool (*alloc)(void *priv, u64 bytes),

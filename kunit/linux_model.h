@@ -33,6 +33,8 @@ struct nvme_hmb_linux_grant {
 	bool bsize_short;	/* the entries' BSIZE sum is below HSIZE */
 };
 
+bool nvme_hmb_linux_fits(u64 page_size, u64 max_order_bytes, u64 ceiling,
+			 u64 bytes);
 void nvme_hmb_linux_model(const struct nvme_hmb_linux_drive *d, u64 cap,
 			  u64 page_size, u64 max_order_bytes,
 			  bool (*alloc)(void *priv, u64 bytes), void *priv,

@@ -13,7 +13,6 @@
  * seconds.
  */
 #include <kunit/test.h>
-#include <linux/log2.h>
 #include <linux/sched.h>
 #include <linux/sizes.h>
 
@@ -29,14 +28,9 @@
 
 static const u64 ceilings[] = { MIB(4), MIB(2), KIB(512), KIB(64), KIB(8) };
 
-/* The block an allocation of @bytes takes, beyond the buddy: no CMA. */
 static bool ceiling_allows(u64 ceiling, u64 bytes)
 {
-	u64 pages = DIV_ROUND_UP_ULL(bytes, MODEL_PAGE);
-
-	if (!bytes || pages * MODEL_PAGE > MODEL_BUDDY)
-		return false;
-	return roundup_pow_of_two(pages) * MODEL_PAGE <= ceiling;
+	return nvme_hmb_linux_fits(MODEL_PAGE, MODEL_BUDDY, ceiling, bytes);
 }
 
 static bool model_alloc(void *priv, u64 bytes)

@@ -24,11 +24,7 @@
 
 static bool fits(void *priv, u64 bytes)
 {
-	u64 ceil = *(u64 *)priv, block = 4096;
-
-	while (block < bytes)
-		block <<= 1;
-	return block <= ceil;
+	return nvme_hmb_linux_fits(4096, 4 << 20, *(u64 *)priv, bytes);
 }
 
 int main(int argc, char **argv)
