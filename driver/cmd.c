@@ -87,33 +87,53 @@ EXPORT_SYMBOL_NS_GPL(nvme_hmb_decode_attrs, NVME_HMB_NS);
 
 struct nvme_hmb_status_name {
 	u16 status;
+	bool refused;
 	const char *name;
 };
 
-/* Status Code Type and Status Code: bits 10:0 of the Linux status. */
+/*
+ * Status Code Type and Status Code: bits 10:0 of the Linux status.
+ * refused: the status says the controller did not act on the command (an
+ * invalid field, a feature it cannot change, a command it never started).
+ * Any other error status, and an unknown one, may come after the
+ * controller acted on it: an Internal Error or a Data Transfer Error can
+ * end a Set Features that enabled the buffer, and a Command Sequence Error
+ * says a buffer is enabled already.
+ */
 static const struct nvme_hmb_status_name nvme_hmb_status_names[] = {
-	{ NVME_SC_SUCCESS,		"Success" },
-	{ NVME_SC_INVALID_OPCODE,	"Invalid Command Opcode" },
-	{ NVME_SC_INVALID_FIELD,	"Invalid Field in Command" },
-	{ NVME_SC_CMDID_CONFLICT,	"Command ID Conflict" },
-	{ NVME_SC_DATA_XFER_ERROR,	"Data Transfer Error" },
-	{ NVME_SC_POWER_LOSS,		"Aborted due to Power Loss" },
-	{ NVME_SC_INTERNAL,		"Internal Error" },
-	{ NVME_SC_ABORT_REQ,		"Command Abort Requested" },
-	{ NVME_SC_ABORT_QUEUE,		"Aborted due to SQ Deletion" },
-	{ NVME_SC_FUSED_FAIL,		"Aborted due to Failed Fused Command" },
-	{ NVME_SC_FUSED_MISSING,	"Aborted due to Missing Fused Command" },
-	{ NVME_SC_INVALID_NS,		"Invalid Namespace or Format" },
-	{ NVME_SC_CMD_SEQ_ERROR,	"Command Sequence Error" },
-	{ NVME_SC_CMB_INVALID_USE,	"Invalid Use of Controller Memory Buffer" },
-	{ NVME_SC_PRP_INVALID_OFFSET,	"PRP Offset Invalid" },
-	{ NVME_SC_OP_DENIED,		"Operation Denied" },
-	{ NVME_SC_CMD_INTERRUPTED,	"Command Interrupted" },
-	{ NVME_SC_TRANSIENT_TR_ERR,	"Transient Transport Error" },
-	{ NVME_SC_FEATURE_NOT_SAVEABLE,	"Feature Identifier Not Saveable" },
-	{ NVME_SC_FEATURE_NOT_CHANGEABLE, "Feature Not Changeable" },
-	{ NVME_SC_FEATURE_NOT_PER_NS,	"Feature Not Namespace Specific" },
+	{ NVME_SC_SUCCESS, false, "Success" },
+	{ NVME_SC_INVALID_OPCODE, true, "Invalid Command Opcode" },
+	{ NVME_SC_INVALID_FIELD, true, "Invalid Field in Command" },
+	{ NVME_SC_CMDID_CONFLICT, true, "Command ID Conflict" },
+	{ NVME_SC_DATA_XFER_ERROR, false, "Data Transfer Error" },
+	{ NVME_SC_POWER_LOSS, false, "Aborted due to Power Loss" },
+	{ NVME_SC_INTERNAL, false, "Internal Error" },
+	{ NVME_SC_ABORT_REQ, false, "Command Abort Requested" },
+	{ NVME_SC_ABORT_QUEUE, false, "Aborted due to SQ Deletion" },
+	{ NVME_SC_FUSED_FAIL, true, "Aborted due to Failed Fused Command" },
+	{ NVME_SC_FUSED_MISSING, true, "Aborted due to Missing Fused Command" },
+	{ NVME_SC_INVALID_NS, true, "Invalid Namespace or Format" },
+	{ NVME_SC_CMD_SEQ_ERROR, false, "Command Sequence Error" },
+	{ NVME_SC_CMB_INVALID_USE, false, "Invalid Use of Controller Memory Buffer" },
+	{ NVME_SC_PRP_INVALID_OFFSET, false, "PRP Offset Invalid" },
+	{ NVME_SC_OP_DENIED, true, "Operation Denied" },
+	{ NVME_SC_CMD_INTERRUPTED, true, "Command Interrupted" },
+	{ NVME_SC_TRANSIENT_TR_ERR, false, "Transient Transport Error" },
+	{ NVME_SC_FEATURE_NOT_SAVEABLE, true, "Feature Identifier Not Saveable" },
+	{ NVME_SC_FEATURE_NOT_CHANGEABLE, true, "Feature Not Changeable" },
+	{ NVME_SC_FEATURE_NOT_PER_NS, true, "Feature Not Namespace Specific" },
 };
+
+static const struct nvme_hmb_status_name *nvme_hmb_status_find(int status)
+{
+	u16 code = status & 0x7ff;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(nvme_hmb_status_names); i++)
+		if (nvme_hmb_status_names[i].status == code)
+			return &nvme_hmb_status_names[i];
+	return NULL;
+}
 
 /**
  * nvme_hmb_status_str() - name an NVMe completion status
@@ -124,12 +144,24 @@ static const struct nvme_hmb_status_name nvme_hmb_status_names[] = {
  */
 const char *nvme_hmb_status_str(int status)
 {
-	u16 code = status & 0x7ff;
-	unsigned int i;
+	const struct nvme_hmb_status_name *s = nvme_hmb_status_find(status);
 
-	for (i = 0; i < ARRAY_SIZE(nvme_hmb_status_names); i++)
-		if (nvme_hmb_status_names[i].status == code)
-			return nvme_hmb_status_names[i].name;
-	return "Unknown status";
+	return s ? s->name : "Unknown status";
 }
 EXPORT_SYMBOL_NS_GPL(nvme_hmb_status_str, NVME_HMB_NS);
+
+/**
+ * nvme_hmb_status_refused() - whether a command certainly had no effect
+ * @status: an NVMe status (> 0) in the Linux convention
+ *
+ * Return: true when the status says the controller did not act on the
+ * command; false for any status that may follow a command the controller
+ * carried out, in part or whole, and for unknown ones.
+ */
+bool nvme_hmb_status_refused(int status)
+{
+	const struct nvme_hmb_status_name *s = nvme_hmb_status_find(status);
+
+	return status > 0 && s && s->refused;
+}
+EXPORT_SYMBOL_NS_GPL(nvme_hmb_status_refused, NVME_HMB_NS);

@@ -275,9 +275,10 @@ static void nvme_hmb_release(struct nvme_hmb_ctrl *ctrl)
 /*
  * Give the held buffer to the controller.  With @mr, and only when the
  * buffer is exactly what the controller last had, it is returned (MR=1);
- * a controller that refuses it gets it fresh.  On an error status the
- * controller did not take the buffer and it is freed; on a command that did
- * not complete the controller may have taken it, so it is disabled first.
+ * a controller that refuses it gets it fresh.  On a status that says the
+ * controller did not act (nvme_hmb_status_refused()) the buffer is freed;
+ * on any other failure the controller may have taken it, so it is
+ * disabled first.
  * A command the backend could not send (-EAGAIN: the controller is being
  * reset) leaves the buffer held, disabled, for the reset report to send.
  */
@@ -294,7 +295,12 @@ static int nvme_hmb_enable(struct nvme_hmb_ctrl *ctrl, bool mr)
 		nvme_hmb_buf_write_descs(ctrl->port->dma_dev, &ctrl->buf);
 	}
 	ret = nvme_hmb_set_features(ctrl, true, mr);
-	if (ret > 0 && mr) {
+	/*
+	 * Only a refusal that left the controller untouched allows writing
+	 * the list again: after a Command Sequence Error the controller
+	 * holds a buffer, possibly this one and this list.
+	 */
+	if (ret > 0 && mr && nvme_hmb_status_refused(ret)) {
 		ctrl->stats.mr_refusals++;
 		dev_warn_ratelimited(ctrl->port->dev,
 				     "HMB return (MR) refused: %s (status 0x%x); enabling it fresh\n",
@@ -323,30 +329,30 @@ static int nvme_hmb_enable(struct nvme_hmb_ctrl *ctrl, bool mr)
 		return ret;
 	}
 
-	/*
-	 * Command Sequence Error: the controller has a buffer enabled after
-	 * all, possibly this one: as ambiguous as a lost completion.
-	 */
-	if (ret > 0 && (ret & 0x7ff) == NVME_SC_CMD_SEQ_ERROR)
-		ret = -EBUSY;
 	nvme_hmb_cmd_error(ctrl, "enable (Set Features)", ret);
 	dev_info_ratelimited(ctrl->port->dev,
 			     "HMB: the rejected buffer was %llu KiB in %u descriptor%s\n",
 			     ctrl->buf.size >> 10, ctrl->buf.nr_chunks,
 			     ctrl->buf.nr_chunks == 1 ? "" : "s");
 	ctrl->reason = NVME_HMB_R_SET_FAILED;
-	if (ret > 0) {
+	if (nvme_hmb_status_refused(ret)) {
 		ctrl->state = NVME_HMB_SUSPENDED;
 		nvme_hmb_release(ctrl);
 		return -EIO;
 	}
-	/* The controller may have taken the buffer: take it back first. */
+	/*
+	 * The controller may have taken the buffer: a completion that never
+	 * came, a status that may follow a command carried out (Internal
+	 * Error, Data Transfer Error, an abort), or a Command Sequence Error
+	 * (a buffer is enabled after all, possibly this one).  Take it back
+	 * first; without a confirmed disable the memory stays.
+	 */
 	ctrl->state = NVME_HMB_ENABLED;
 	if (!nvme_hmb_disable(ctrl)) {
 		nvme_hmb_release(ctrl);
 		ctrl->reason = NVME_HMB_R_SET_FAILED;
 	}
-	return ret;
+	return ret > 0 ? -EIO : ret;
 }
 
 static void nvme_hmb_host_init(struct nvme_hmb_ctrl *ctrl,
@@ -890,7 +896,8 @@ int nvme_hmb_start(struct nvme_hmb_ctrl *ctrl)
 	int ret = 0;
 
 	mutex_lock(&ctrl->lock);
-	if (!ctrl->gone && !ctrl->foreign &&
+	/* Attached during system sleep: set up on wake-up. */
+	if (!ctrl->gone && !ctrl->foreign && !ctrl->sleeping &&
 	    ctrl->reason != NVME_HMB_R_IDENTIFY_FAILED &&
 	    ctrl->state == NVME_HMB_OFF)
 		ret = nvme_hmb_setup(ctrl);
@@ -1238,6 +1245,12 @@ void nvme_hmb_wake(struct nvme_hmb_ctrl *ctrl, bool fresh)
 		nvme_hmb_setup(ctrl);
 		if (ctrl->state == NVME_HMB_ENABLED)
 			ctrl->stats.resumes++;
+		/*
+		 * Memory is short right after a restore: try again once it
+		 * is not, as a regrow after reclaim does.
+		 */
+		else if (ctrl->reason == NVME_HMB_R_ALLOC_BELOW_MIN)
+			ctrl->shrunk = true;
 	}
 	/* A regrow that came due while asleep. */
 	if (ctrl->shrunk && !READ_ONCE(ctrl->dying))

@@ -44,6 +44,7 @@ void nvme_hmb_id_parse(const void *id_ctrl, struct nvme_hmb_id *id);
 void nvme_hmb_encode_set(struct nvme_hmb_set_cmd *cmd, bool enable, bool mr,
 			 u32 hsize, u64 hmdla, u32 hmdlec);
 const char *nvme_hmb_status_str(int status);
+bool nvme_hmb_status_refused(int status);
 
 /* ---------------------------------------------------------------------
  * policy.c: sanity of the Identify fields, negotiation, reasons
@@ -259,13 +260,17 @@ struct nvme_hmb_ctrl {
 	unsigned long last_regrow;	/* jiffies, 0 before the first */
 };
 
-/* Module parameters and the registry (main.c). */
+/* Module parameters and work queues (main.c). */
 extern unsigned int nvme_hmb_default_limit_mib;
 extern unsigned int nvme_hmb_max_chunk_kib;
 extern unsigned int nvme_hmb_regrow_quiet_sec;
-extern struct list_head nvme_hmb_ctrls;
 extern struct workqueue_struct *nvme_hmb_wq;
 extern struct workqueue_struct *nvme_hmb_regrow_wq;
+
+/* The registry of attached controllers (registry.c). */
+extern struct list_head nvme_hmb_ctrls;
+int nvme_hmb_registry_add(struct nvme_hmb_ctrl *ctrl);
+void nvme_hmb_registry_del(struct nvme_hmb_ctrl *ctrl);
 void nvme_hmb_sleep_all(bool hibernate);
 void nvme_hmb_wake_all(bool fresh);
 

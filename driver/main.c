@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * nvme-hmb: module init and exit, module parameters, and the registry of
- * attached controllers.
+ * nvme-hmb: module init and exit, module parameters, and the attach and
+ * detach of controllers.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -11,7 +11,6 @@
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
-#include <linux/rculist.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 
@@ -121,16 +120,8 @@ static u64 nvme_hmb_initial_limit(void)
 }
 
 /* ---------------------------------------------------------------------
- * Registry
+ * Attach and detach
  */
-
-/*
- * Attached controllers.  Changed under nvme_hmb_ctrls_lock; the shrinker
- * walks it under RCU only, since reclaim may run while the mutex is held
- * by an allocating attach.
- */
-LIST_HEAD(nvme_hmb_ctrls);
-static DEFINE_MUTEX(nvme_hmb_ctrls_lock);
 
 /*
  * Reclaim work, WQ_MEM_RECLAIM: it runs under memory pressure.  Regrow
@@ -139,46 +130,6 @@ static DEFINE_MUTEX(nvme_hmb_ctrls_lock);
  */
 struct workqueue_struct *nvme_hmb_wq;
 struct workqueue_struct *nvme_hmb_regrow_wq;
-
-/**
- * nvme_hmb_sleep_all() - take every HMB away before system sleep
- * @hibernate: for hibernation: free the memory too
- *
- * With the registry lock held: attach and detach wait for the transition.
- */
-void nvme_hmb_sleep_all(bool hibernate)
-{
-	struct nvme_hmb_ctrl *ctrl;
-
-	mutex_lock(&nvme_hmb_ctrls_lock);
-	list_for_each_entry(ctrl, &nvme_hmb_ctrls, node)
-		nvme_hmb_sleep(ctrl, hibernate);
-	mutex_unlock(&nvme_hmb_ctrls_lock);
-}
-
-/**
- * nvme_hmb_wake_all() - give every HMB back after system sleep
- * @fresh: after hibernation or restore: never MR
- */
-void nvme_hmb_wake_all(bool fresh)
-{
-	struct nvme_hmb_ctrl *ctrl;
-
-	mutex_lock(&nvme_hmb_ctrls_lock);
-	list_for_each_entry(ctrl, &nvme_hmb_ctrls, node)
-		nvme_hmb_wake(ctrl, fresh);
-	mutex_unlock(&nvme_hmb_ctrls_lock);
-}
-
-static struct nvme_hmb_ctrl *nvme_hmb_find_locked(const char *name)
-{
-	struct nvme_hmb_ctrl *ctrl;
-
-	list_for_each_entry(ctrl, &nvme_hmb_ctrls, node)
-		if (!strcmp(ctrl->name, name))
-			return ctrl;
-	return NULL;
-}
 
 static void nvme_hmb_describe(struct nvme_hmb_ctrl *ctrl)
 {
@@ -243,15 +194,7 @@ struct nvme_hmb_ctrl *nvme_hmb_attach(struct nvme_hmb_port *port)
 		nvme_hmb_describe(ctrl);
 	}
 
-	mutex_lock(&nvme_hmb_ctrls_lock);
-	if (nvme_hmb_find_locked(ctrl->name)) {
-		ret = -EEXIST;
-	} else {
-		ret = nvme_hmb_kobj_add(ctrl);
-		if (!ret)
-			list_add_tail_rcu(&ctrl->node, &nvme_hmb_ctrls);
-	}
-	mutex_unlock(&nvme_hmb_ctrls_lock);
+	ret = nvme_hmb_registry_add(ctrl);
 	if (ret) {
 		nvme_hmb_kobj_put(ctrl);
 		return ERR_PTR(ret);
@@ -291,12 +234,7 @@ void nvme_hmb_detach(struct nvme_hmb_ctrl *ctrl)
 	ctrl->port = NULL;
 	mutex_unlock(&ctrl->lock);
 
-	/* The name stays taken (on the list) until its directory is gone. */
-	nvme_hmb_kobj_del(ctrl);
-	mutex_lock(&nvme_hmb_ctrls_lock);
-	list_del_rcu(&ctrl->node);
-	mutex_unlock(&nvme_hmb_ctrls_lock);
-	synchronize_rcu();
+	nvme_hmb_registry_del(ctrl);
 	nvme_hmb_kobj_put(ctrl);
 }
 EXPORT_SYMBOL_NS_GPL(nvme_hmb_detach, NVME_HMB_NS);

@@ -17,6 +17,8 @@
  *
  * APST and other autonomous power-state changes need nothing: the HMB
  * stays enabled across them and the controller keeps its own contract.
+ *
+ * The notifier walks the registry (registry.c); main.c only registers it.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

@@ -169,6 +169,49 @@ static void status_names(struct kunit *test)
 	KUNIT_EXPECT_STREQ(test, nvme_hmb_status_str(c->status), c->name);
 }
 
+struct refused_case {
+	int status;
+	bool refused;
+};
+
+/*
+ * Which statuses free an enable's buffer at once (refused), and which
+ * make the engine disable first: whatever may follow a command carried
+ * out, a buffer already enabled, and what it does not know.
+ */
+static const struct refused_case refused_cases[] = {
+	{ 0x0002, true },	/* Invalid Field in Command */
+	{ 0x4002, true },	/* the same with DNR */
+	{ 0x010e, true },	/* Feature Not Changeable */
+	{ 0x410d, true },	/* Feature Identifier Not Saveable, DNR */
+	{ 0x0021, true },	/* Command Interrupted */
+	{ 0x0006, false },	/* Internal Error */
+	{ 0x4006, false },	/* Internal Error, DNR */
+	{ 0x0004, false },	/* Data Transfer Error */
+	{ 0x0007, false },	/* Command Abort Requested */
+	{ 0x0008, false },	/* Aborted due to SQ Deletion */
+	{ 0x000c, false },	/* Command Sequence Error */
+	{ 0x400c, false },	/* the same with DNR */
+	{ 0x0182, false },	/* unknown */
+	{ 0x0000, false },	/* success is no refusal */
+	{ -EIO, false },	/* nor is an errno */
+};
+
+static void refused_case_desc(const struct refused_case *c, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "status %d (0x%04x)", c->status,
+		 c->status & 0xffff);
+}
+
+KUNIT_ARRAY_PARAM(refused, refused_cases, refused_case_desc);
+
+static void status_refused(struct kunit *test)
+{
+	const struct refused_case *c = test->param_value;
+
+	KUNIT_EXPECT_EQ(test, nvme_hmb_status_refused(c->status), c->refused);
+}
+
 static struct kunit_case nvme_hmb_cmd_cases[] = {
 	KUNIT_CASE(id_parse_offsets),
 	KUNIT_CASE(id_parse_real_drives),
@@ -177,6 +220,7 @@ static struct kunit_case nvme_hmb_cmd_cases[] = {
 	KUNIT_CASE(decode_attrs),
 	KUNIT_CASE(encode_decode_round_trip),
 	KUNIT_CASE_PARAM(status_names, status_gen_params),
+	KUNIT_CASE_PARAM(status_refused, refused_gen_params),
 	{}
 };
 

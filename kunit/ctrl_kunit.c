@@ -5,6 +5,8 @@
  * DMA-API debug watch that nothing leaks.
  */
 #include <kunit/test.h>
+#include <linux/delay.h>
+#include <linux/dma-direct.h>
 #include <linux/err.h>
 #include <linux/nvme.h>
 #include <linux/sizes.h>
@@ -398,6 +400,57 @@ static void set_rejected_frees(struct kunit *test)
 	expect_agree(test);
 }
 
+/*
+ * An Internal Error that ends an enable the controller carried out: the
+ * buffer may be in use, so it is disabled before it is freed.
+ */
+static void set_error_after_execution(struct kunit *test)
+{
+	struct nvme_hmb_mock_view v;
+	struct ctrl_test *t;
+
+	new_mock(test, &bg5);
+	t = test->priv;
+	nvme_hmb_mock_fail_set_executed(t->mock, 0, NVME_SC_INTERNAL);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), -EIO);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_OFF);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_reason(t->ctrl), NVME_HMB_R_SET_FAILED);
+	nvme_hmb_mock_view(t->mock, &v);
+	KUNIT_EXPECT_FALSE(test, v.ehm);
+	KUNIT_EXPECT_EQ(test, v.set_cmds, 2);	/* the enable, the disable */
+	expect_agree(test);
+}
+
+/*
+ * A Command Sequence Error on a return (MR=1) at wake-up: the controller
+ * holds a buffer, here this very one.  The list it may read is not
+ * written again, and no fresh enable is sent until a disable completed.
+ */
+static void mr_seq_error_disables_first(struct kunit *test)
+{
+	struct nvme_hmb_mock_view v;
+	struct nvme_hmb_set_cmd cmd;
+	struct ctrl_test *t;
+
+	t = enabled_mock(test, &bg5, MIB(64));
+	nvme_hmb_mock_view(t->mock, &v);	/* the list it holds */
+	nvme_hmb_encode_set(&cmd, true, true, v.hsize, v.hmdla, v.hmdlec);
+	nvme_hmb_sleep(t->ctrl, false);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_SUSPENDED);
+	/* The controller takes the buffer back on its own. */
+	KUNIT_ASSERT_EQ(test, nvme_hmb_mock_raw_set(t->mock, &cmd), 0);
+	nvme_hmb_wake(t->ctrl, false);
+	nvme_hmb_mock_view(t->mock, &v);
+	KUNIT_EXPECT_EQ(test, v.rejected, 1);	/* the return, only */
+	KUNIT_EXPECT_EQ(test, v.violations, 1);	/* the same, counted */
+	KUNIT_EXPECT_FALSE(test, v.ehm);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_OFF);
+	KUNIT_EXPECT_EQ(test, t->ctrl->stats.mr_refusals, 0);
+	/* The one violation is the test's doing: no exit check. */
+	nvme_hmb_mock_destroy(t->mock);
+	t->mock = NULL;
+}
+
 static void set_lost_completion(struct kunit *test)
 {
 	struct nvme_hmb_mock_view v;
@@ -561,6 +614,21 @@ static void foreign_owner(struct kunit *test)
 	expect_agree(test);
 }
 
+/* What a malformed command changes of a valid enable of the held buffer. */
+enum raw_tweak {
+	RAW_NONE,
+	RAW_WHILE_ENABLED,	/* sent while the buffer is enabled */
+	RAW_DISABLE,		/* EHM=0 instead of an enable */
+	RAW_ADDR_UNALIGNED,	/* entry 0 not page aligned */
+	RAW_EMPTY,		/* entry 7 of size 0 */
+	RAW_BELOW_HMMINDS,	/* entry 7 of 1 MiB, HMMINDS 2 MiB */
+	RAW_RSVD,		/* entry 3's reserved field set */
+	RAW_NOT_RAM,		/* entry 5 outside host memory */
+	RAW_OVERLAP,		/* entry 1 the same as entry 0 */
+	RAW_LIST_NOT_RAM,	/* the list outside host memory */
+	RAW_LIST_CHANGED,	/* the list changed since (for MR) */
+};
+
 struct raw_case {
 	const char *name;
 	u32 cdw10;
@@ -569,8 +637,13 @@ struct raw_case {
 	u64 hmdla_off;		/* added to the engine's list address */
 	int hmdlec;		/* -1: the engine's */
 	int status;
+	u32 cdw11_or;		/* extra bits in CDW11 */
+	enum raw_tweak tweak;
 };
 
+#define SEQ_ERROR	(NVME_SC_CMD_SEQ_ERROR | NVME_HMB_STATUS_DNR)
+
+/* Every rule the mock rejects a command for, one case each. */
 static const struct raw_case raw_cases[] = {
 	{ "list not 16-byte aligned", 0x0d, false, 0, 8, -1, INVALID_FIELD },
 	{ "HSIZE one page short", 0x0d, false, 8191, 0, -1, INVALID_FIELD },
@@ -581,6 +654,28 @@ static const struct raw_case raw_cases[] = {
 	{ "save bit", 0x8000000d, false, 0, 0, -1,
 	  NVME_SC_FEATURE_NOT_SAVEABLE | NVME_HMB_STATUS_DNR },
 	{ "MR of another list", 0x0d, true, 0, 0, 7, INVALID_FIELD },
+	{ "MR of a changed list", 0x0d, true, 0, 0, -1, INVALID_FIELD, 0,
+	  RAW_LIST_CHANGED },
+	{ "enable while enabled", 0x0d, false, 0, 0, -1, SEQ_ERROR, 0,
+	  RAW_WHILE_ENABLED },
+	{ "not FID 0Dh", 0x0c, false, 0, 0, -1, INVALID_FIELD },
+	{ "reserved bits of CDW11", 0x0d, false, 0, 0, -1, INVALID_FIELD,
+	  BIT(2) },
+	{ "MR on a disable", 0x0d, true, 0, 0, -1, INVALID_FIELD, 0,
+	  RAW_DISABLE },
+	{ "entry not page aligned", 0x0d, false, 0, 0, -1, INVALID_FIELD, 0,
+	  RAW_ADDR_UNALIGNED },
+	{ "empty entry", 0x0d, false, 0, 0, -1, INVALID_FIELD, 0, RAW_EMPTY },
+	{ "entry below HMMINDS", 0x0d, false, 0, 0, -1, INVALID_FIELD, 0,
+	  RAW_BELOW_HMMINDS },
+	{ "entry reserved field", 0x0d, false, 0, 0, -1, INVALID_FIELD, 0,
+	  RAW_RSVD },
+	{ "entry not in host memory", 0x0d, false, 0, 0, -1, INVALID_FIELD, 0,
+	  RAW_NOT_RAM },
+	{ "entries overlap", 0x0d, false, 0, 0, -1, INVALID_FIELD, 0,
+	  RAW_OVERLAP },
+	{ "list not in host memory", 0x0d, false, 0, 0, -1, INVALID_FIELD, 0,
+	  RAW_LIST_NOT_RAM },
 };
 
 static void raw_case_desc(const struct raw_case *c, char *desc)
@@ -590,31 +685,130 @@ static void raw_case_desc(const struct raw_case *c, char *desc)
 
 KUNIT_ARRAY_PARAM(raw, raw_cases, raw_case_desc);
 
+#define FAR_AWAY	BIT_ULL(46)	/* above any RAM of the test VM */
+
+/* Change the held (disabled) buffer's list as @tweak says. */
+static void raw_tweak_list(struct nvme_hmb_buf *buf, enum raw_tweak tweak)
+{
+	struct nvme_host_mem_buf_desc *d = buf->descs;
+
+	switch (tweak) {
+	case RAW_ADDR_UNALIGNED:
+		le64_add_cpu(&d[0].addr, 8);
+		break;
+	case RAW_EMPTY:
+		d[7].size = 0;
+		break;
+	case RAW_BELOW_HMMINDS:
+		d[7].size = cpu_to_le32(256);
+		break;
+	case RAW_RSVD:
+		d[3].rsvd = cpu_to_le32(1);
+		break;
+	case RAW_NOT_RAM:
+		d[5].addr = cpu_to_le64(FAR_AWAY);
+		break;
+	case RAW_OVERLAP:
+		d[1].addr = d[0].addr;
+		break;
+	case RAW_LIST_CHANGED:
+		swap(d[0].addr, d[1].addr);
+		break;
+	default:
+		break;
+	}
+}
+
 /*
  * The mock itself: with the engine's buffer held but disabled (8 entries
- * of 4 MiB, HSIZE 8192), a malformed enable is rejected and counted.
+ * of 4 MiB, HSIZE 8192), a malformed command is rejected and counted.
  */
 static void mock_rejects(struct kunit *test)
 {
 	const struct raw_case *c = test->param_value;
+	bool enabled = c->tweak == RAW_WHILE_ENABLED;
 	struct nvme_hmb_mock_view v;
 	struct nvme_hmb_set_cmd cmd;
 	struct ctrl_test *t;
+	u64 hmdla;
 
 	t = enabled_mock(test, &p3plus, MIB(32));
 	KUNIT_ASSERT_EQ(test, t->ctrl->buf.nr_chunks, 8);
-	nvme_hmb_sleep(t->ctrl, false);
-	KUNIT_ASSERT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_SUSPENDED);
-	nvme_hmb_encode_set(&cmd, true, c->mr, c->hsize ?: 8192,
-			    t->ctrl->buf.descs_dma + c->hmdla_off,
+	if (!enabled) {
+		nvme_hmb_sleep(t->ctrl, false);
+		KUNIT_ASSERT_EQ(test, nvme_hmb_state(t->ctrl),
+				NVME_HMB_SUSPENDED);
+	}
+	raw_tweak_list(&t->ctrl->buf, c->tweak);
+	hmdla = c->tweak == RAW_LIST_NOT_RAM ? FAR_AWAY :
+		t->ctrl->buf.descs_dma + c->hmdla_off;
+	nvme_hmb_encode_set(&cmd, c->tweak != RAW_DISABLE, c->mr,
+			    c->hsize ?: 8192, hmdla,
 			    c->hmdlec < 0 ? 8 : c->hmdlec);
+	if (c->tweak == RAW_DISABLE)
+		cmd.cdw11 |= NVME_HOST_MEM_RETURN;
 	cmd.cdw10 = c->cdw10;
+	cmd.cdw11 |= c->cdw11_or;
 	KUNIT_EXPECT_EQ(test, nvme_hmb_mock_raw_set(t->mock, &cmd), c->status);
 	nvme_hmb_mock_view(t->mock, &v);
-	KUNIT_EXPECT_FALSE(test, v.ehm);
+	KUNIT_EXPECT_EQ(test, v.ehm, enabled);
 	KUNIT_EXPECT_EQ(test, v.rejected, 1);
 	KUNIT_EXPECT_EQ(test, v.violations, 1);
 	/* Deliberate violations: leave without the exit check. */
+	nvme_hmb_mock_destroy(t->mock);
+	t->mock = NULL;
+}
+
+/*
+ * The mock's watch: a list changed while the controller holds it is a
+ * violation, and so is memory changed after a disable that failed (the
+ * buffer is still the controller's).
+ */
+static void mock_sees_list_change(struct kunit *test)
+{
+	struct nvme_hmb_mock_view v;
+	struct ctrl_test *t;
+
+	t = enabled_mock(test, &p3plus, MIB(32));
+	swap(t->ctrl->buf.descs[0].addr, t->ctrl->buf.descs[1].addr);
+	nvme_hmb_mock_check(t->mock);
+	nvme_hmb_mock_view(t->mock, &v);
+	KUNIT_EXPECT_EQ(test, v.violations, 1);
+	swap(t->ctrl->buf.descs[0].addr, t->ctrl->buf.descs[1].addr);
+	nvme_hmb_mock_destroy(t->mock);
+	t->mock = NULL;
+}
+
+static void mock_watches_after_failed_disable(struct kunit *test)
+{
+	struct nvme_hmb_mock_view v;
+	struct ctrl_test *t;
+	u32 i;
+	u64 p;
+
+	t = enabled_mock(test, &p3plus, MIB(32));
+	nvme_hmb_mock_fail_set(t->mock, 0, INVALID_FIELD);
+	KUNIT_EXPECT_NE(test, nvme_hmb_set_limit(t->ctrl, 0), 0);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_FAILED);
+	/*
+	 * Stray stores in the middle of every page, where the first word
+	 * of a page does not show them; wherever the mock's round robin
+	 * stands, its next round meets one.
+	 */
+	for (i = 0; i < t->ctrl->buf.nr_chunks; i++) {
+		struct nvme_hmb_chunk *c = &t->ctrl->buf.chunks[i];
+		void *va = phys_to_virt(dma_to_phys(t->ctrl->port->dma_dev,
+						    c->dma));
+
+		for (p = 0; p < c->size >> NVME_HMB_PAGE_SHIFT; p++) {
+			u64 *word = va + (p << NVME_HMB_PAGE_SHIFT) + 1536;
+
+			WRITE_ONCE(*word, ~READ_ONCE(*word));
+		}
+	}
+	msleep(300);			/* the mock's own work runs */
+	nvme_hmb_mock_view(t->mock, &v);
+	KUNIT_EXPECT_GE(test, v.violations, 1);
 	nvme_hmb_mock_destroy(t->mock);
 	t->mock = NULL;
 }
@@ -634,6 +828,8 @@ static struct kunit_case nvme_hmb_ctrl_cases[] = {
 	KUNIT_CASE(resetting_disable_not_sent),
 	KUNIT_CASE(resetting_enable_deferred),
 	KUNIT_CASE(set_rejected_frees),
+	KUNIT_CASE(set_error_after_execution),
+	KUNIT_CASE(mr_seq_error_disables_first),
 	KUNIT_CASE(set_lost_completion),
 	KUNIT_CASE(disable_fails_keeps_memory),
 	KUNIT_CASE(lost_commands_then_reset_is_fresh),
@@ -643,6 +839,8 @@ static struct kunit_case nvme_hmb_ctrl_cases[] = {
 	KUNIT_CASE(gone_frees_without_commands),
 	KUNIT_CASE(foreign_owner),
 	KUNIT_CASE_PARAM(mock_rejects, raw_gen_params),
+	KUNIT_CASE(mock_sees_list_change),
+	KUNIT_CASE(mock_watches_after_failed_disable),
 	{}
 };
 
@@ -781,6 +979,52 @@ static void hibernation_frees_and_rebuilds(struct kunit *test)
 	expect_agree(test);
 }
 
+/* A setup that fails after hibernation is tried again later. */
+static void hibernation_setup_retried(struct kunit *test)
+{
+	struct ctrl_test *t = seamed_mock(test, &bg5, MIB(128));
+
+	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
+	nvme_hmb_sleep(t->ctrl, true);
+	t->fail_above = 0;			/* memory is short on restore */
+	nvme_hmb_wake(t->ctrl, true);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_OFF);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_reason(t->ctrl),
+			NVME_HMB_R_ALLOC_BELOW_MIN);
+	KUNIT_EXPECT_TRUE(test, t->ctrl->shrunk);
+	KUNIT_EXPECT_TRUE(test, delayed_work_pending(&t->ctrl->regrow_work));
+	/* The retry is a regrow: it sets the HMB up once memory is back. */
+	t->fail_above = MIB(128);
+	mutex_lock(&t->ctrl->lock);
+	t->ctrl->last_reclaim = jiffies - 3600 * HZ;
+	WRITE_ONCE(nvme_hmb_last_pressure, t->ctrl->last_reclaim);
+	nvme_hmb_regrow_locked(t->ctrl);
+	mutex_unlock(&t->ctrl->lock);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(64));
+	expect_agree(test);
+}
+
+/*
+ * A controller attached while the system goes to sleep is not enabled
+ * until the system wakes up: it would stay enabled through suspend.
+ */
+static void attach_while_asleep(struct kunit *test)
+{
+	struct ctrl_test *t = test->priv;
+
+	nvme_hmb_sleep_all(false);
+	new_mock(test, &bg5);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_start(t->ctrl), 0);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_OFF);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_reason(t->ctrl), NVME_HMB_R_SLEEP);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), -EBUSY);
+	expect_agree(test);
+	nvme_hmb_wake_all(false);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(64));
+	expect_agree(test);
+}
+
 static void sleep_with_failed_disable(struct kunit *test)
 {
 	struct ctrl_test *t;
@@ -808,6 +1052,8 @@ static struct kunit_case nvme_hmb_pressure_cases[] = {
 	KUNIT_CASE(regrow_after_quiet),
 	KUNIT_CASE(suspend_keeps_and_returns),
 	KUNIT_CASE(hibernation_frees_and_rebuilds),
+	KUNIT_CASE(hibernation_setup_retried),
+	KUNIT_CASE(attach_while_asleep),
 	KUNIT_CASE(sleep_with_failed_disable),
 	{}
 };

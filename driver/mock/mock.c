@@ -19,8 +19,13 @@
  * A correct engine leaves it at 0.  Malformed commands are also answered
  * with an error status and counted in rejected.
  *
- * Stricter than the specification, on purpose: HSIZE above HMPRE is
- * rejected, so that an engine which over-allocates is caught.
+ * Stricter than the specification, on purpose: HSIZE above HMPRE (or
+ * HMMIN, when a drive says HMMIN > HMPRE and the engine takes HMMIN) is
+ * rejected, so that an engine which over-allocates is caught; so is a
+ * disable (EHM=0) that sets MR, which no host has reason to send.
+ *
+ * While enabled the work item also reads the descriptor list again: a
+ * list changed under the controller is a violation, whatever changed it.
  *
  * The mock reads the host's memory through the linear map, translating the
  * DMA addresses it is given: it needs dma-direct, which its platform
@@ -49,6 +54,7 @@
 #define MOCK_MAX_CTRLS		16
 #define MOCK_TOUCH_MS		100
 #define MOCK_TOUCH_PAGES	256
+#define MOCK_WORDS_PER_PAGE	8
 #define MOCK_INVALID_FIELD	(NVME_SC_INVALID_FIELD | NVME_HMB_STATUS_DNR)
 #define MOCK_SEQ_ERROR		(NVME_SC_CMD_SEQ_ERROR | NVME_HMB_STATUS_DNR)
 #define MOCK_NOT_SAVEABLE	(NVME_SC_FEATURE_NOT_SAVEABLE | NVME_HMB_STATUS_DNR)
@@ -75,6 +81,7 @@ struct nvme_hmb_mock {
 	unsigned int fail_set_skip;
 	unsigned int fail_set_nr;
 	int fail_set_status;
+	bool fail_set_executed;		/* carry the failed commands out */
 	int fail_get_status;
 };
 
@@ -124,15 +131,18 @@ static void *mock_map(struct nvme_hmb_mock *mock, u64 dma)
 	return phys_to_virt(phys);
 }
 
-static u64 mock_pattern(u64 seed, u32 desc, u64 page)
+static u64 mock_pattern(u64 seed, u32 desc, u64 page, unsigned int w)
 {
-	return (seed * 0x9e3779b97f4a7c15ULL) ^ ((u64)desc << 40) ^ page;
+	return (seed * 0x9e3779b97f4a7c15ULL) ^ ((u64)desc << 40) ^
+	       (page << 4) ^ w;
 }
 
 /*
- * Check (and with @write, first write) the pattern word at the start of
- * every page of entry @i, or of @nr pages from @first.  Called with the
- * lock held and the buffer owned by the controller.
+ * Check (and with @write, first write) the pattern words of every page of
+ * entry @i, or of @nr pages from @first: one word in each 512 bytes, so
+ * that a page partly overwritten (a small object of a freed page, a
+ * header) is seen too, not only its first bytes.  Called with the lock
+ * held and the buffer owned by the controller.
  */
 static void mock_touch_desc(struct nvme_hmb_mock *mock, u32 i, u64 first,
 			    u64 nr, bool write)
@@ -140,6 +150,7 @@ static void mock_touch_desc(struct nvme_hmb_mock *mock, u32 i, u64 first,
 	u64 addr = le64_to_cpu(mock->list[i].addr);
 	u64 pages = le32_to_cpu(mock->list[i].size);
 	struct page *head;
+	unsigned int w;
 	u64 p, *word;
 	void *va;
 
@@ -157,18 +168,24 @@ static void mock_touch_desc(struct nvme_hmb_mock *mock, u32 i, u64 first,
 		return;
 	}
 	for (p = first; p < pages && p < first + nr; p++) {
-		word = va + (p << NVME_HMB_PAGE_SHIFT);
-		if (write) {
-			WRITE_ONCE(*word, mock_pattern(mock->seed, i, p));
-			continue;
-		}
-		mock->stats.pages_checked++;
-		if (READ_ONCE(*word) != mock_pattern(mock->seed, i, p)) {
+		for (w = 0; w < MOCK_WORDS_PER_PAGE; w++) {
+			word = va + (p << NVME_HMB_PAGE_SHIFT) +
+			       w * (NVME_HMB_PAGE / MOCK_WORDS_PER_PAGE);
+			if (write) {
+				WRITE_ONCE(*word,
+					   mock_pattern(mock->seed, i, p, w));
+				continue;
+			}
+			if (READ_ONCE(*word) ==
+			    mock_pattern(mock->seed, i, p, w))
+				continue;
 			mock->stats.violations++;
 			pr_err("%s: entry %u page %llu changed while the controller owns it\n",
 			       mock->port.name, i, p);
 			return;
 		}
+		if (!write)
+			mock->stats.pages_checked++;
 	}
 }
 
@@ -202,6 +219,18 @@ static void mock_touch_some(struct nvme_hmb_mock *mock)
 	}
 }
 
+/* The list in host memory is still the one taken at enable. */
+static void mock_check_list(struct nvme_hmb_mock *mock)
+{
+	const struct nvme_host_mem_buf_desc *src = mock_map(mock, mock->hmdla);
+
+	if (src && !memcmp(src, mock->list, mock->hmdlec * sizeof(*src)))
+		return;
+	mock->stats.violations++;
+	pr_err("%s: descriptor list changed while the controller owns it\n",
+	       mock->port.name);
+}
+
 static void mock_touch_work(struct work_struct *work)
 {
 	struct nvme_hmb_mock *mock = container_of(to_delayed_work(work),
@@ -209,6 +238,7 @@ static void mock_touch_work(struct work_struct *work)
 
 	mutex_lock(&mock->lock);
 	if (mock->ehm) {
+		mock_check_list(mock);
 		mock_touch_some(mock);
 		queue_delayed_work(mock_wq, &mock->touch,
 				   msecs_to_jiffies(MOCK_TOUCH_MS));
@@ -316,11 +346,12 @@ static int mock_enable(struct nvme_hmb_mock *mock,
 	/* This firmware's own limit, so that it never reads past a list. */
 	if (hmdlec > NVME_HMB_MAX_DESCS)
 		return mock_reject(mock, MOCK_INVALID_FIELD,
-				   "entry count above 1024");
+				   "entry count above 65535");
 	if (hsize < mock->id.hmmin)
 		return mock_reject(mock, MOCK_INVALID_FIELD, "HSIZE below HMMIN");
-	if (hsize > mock->id.hmpre)
-		return mock_reject(mock, MOCK_INVALID_FIELD, "HSIZE above HMPRE");
+	if (hsize > max(mock->id.hmpre, mock->id.hmmin))
+		return mock_reject(mock, MOCK_INVALID_FIELD,
+				   "HSIZE above HMPRE and HMMIN");
 
 	if (mr && (!mock->list || mock->hsize != hsize ||
 		   mock->hmdla != hmdla || mock->hmdlec != hmdlec))
@@ -384,7 +415,13 @@ static int mock_set_features_locked(struct nvme_hmb_mock *mock,
 			if (!--mock->fail_set_nr)
 				mock->fail_set_status = 0;
 			if (status > 0) {
-				/* Completed with an error: not executed. */
+				/*
+				 * Completed with an error: not executed, or
+				 * (an Internal Error after the fact, say)
+				 * executed all the same.
+				 */
+				if (mock->fail_set_executed)
+					mock_execute_locked(mock, cmd);
 				mock->stats.rejected++;
 				return status;
 			}
@@ -408,8 +445,14 @@ static int mock_execute_locked(struct nvme_hmb_mock *mock,
 		return mock_reject(mock, MOCK_NOT_SAVEABLE, "save (SV) requested");
 	if ((cmd->cdw10 & 0xff) != NVME_FEAT_HOST_MEM_BUF)
 		return mock_reject(mock, MOCK_INVALID_FIELD, "not FID 0Dh");
+	if (cmd->cdw11 & ~(NVME_HOST_MEM_ENABLE | NVME_HOST_MEM_RETURN))
+		return mock_reject(mock, MOCK_INVALID_FIELD,
+				   "reserved bits of CDW11 set");
 	if (cmd->cdw11 & NVME_HOST_MEM_ENABLE)
 		return mock_enable(mock, cmd);
+	if (cmd->cdw11 & NVME_HOST_MEM_RETURN)
+		return mock_reject(mock, MOCK_INVALID_FIELD,
+				   "memory return (MR) on a disable");
 	mock_disable_locked(mock);
 	return 0;
 }
@@ -430,11 +473,14 @@ static int mock_set_features(struct nvme_hmb_port *port,
 {
 	struct nvme_hmb_mock *mock = to_mock(port);
 	int status;
+	bool off;
 
 	mutex_lock(&mock->lock);
 	status = mock_set_features_locked(mock, cmd);
+	off = !mock->ehm;
 	mutex_unlock(&mock->lock);
-	if (!(cmd->cdw11 & NVME_HOST_MEM_ENABLE))
+	/* A disable that failed leaves the buffer watched, as it is owned. */
+	if (off)
 		cancel_delayed_work_sync(&mock->touch);
 	return status;
 }
@@ -498,8 +544,10 @@ EXPORT_SYMBOL_NS_GPL(nvme_hmb_mock_view, NVME_HMB_NS);
 void nvme_hmb_mock_check(struct nvme_hmb_mock *mock)
 {
 	mutex_lock(&mock->lock);
-	if (mock->ehm)
+	if (mock->ehm) {
+		mock_check_list(mock);
 		mock_touch_all(mock, false);
+	}
 	mutex_unlock(&mock->lock);
 }
 EXPORT_SYMBOL_NS_GPL(nvme_hmb_mock_check, NVME_HMB_NS);
@@ -520,9 +568,29 @@ void nvme_hmb_mock_fail_sets(struct nvme_hmb_mock *mock, unsigned int skip,
 	mock->fail_set_skip = skip;
 	mock->fail_set_nr = nr;
 	mock->fail_set_status = nr ? status : 0;
+	mock->fail_set_executed = false;
 	mutex_unlock(&mock->lock);
 }
 EXPORT_SYMBOL_NS_GPL(nvme_hmb_mock_fail_sets, NVME_HMB_NS);
+
+/**
+ * nvme_hmb_mock_fail_set_executed() - carry out a Set Features, then fail it
+ * @mock: the mock
+ * @skip: Set Features commands to let through first
+ * @status: NVMe status (> 0) to complete the executed command with
+ *
+ * What a controller does that hits an Internal Error or a Data Transfer
+ * Error after it acted on the command.
+ */
+void nvme_hmb_mock_fail_set_executed(struct nvme_hmb_mock *mock,
+				     unsigned int skip, int status)
+{
+	nvme_hmb_mock_fail_sets(mock, skip, 1, status);
+	mutex_lock(&mock->lock);
+	mock->fail_set_executed = status > 0;
+	mutex_unlock(&mock->lock);
+}
+EXPORT_SYMBOL_NS_GPL(nvme_hmb_mock_fail_set_executed, NVME_HMB_NS);
 
 /**
  * nvme_hmb_mock_fail_set() - fail one coming Set Features

@@ -24,7 +24,7 @@ struct nvme_hmb_mock_view {
 	u64 rejected;		/* commands answered with an error status */
 	u64 mr_returns;		/* accepted MR=1 enables */
 	u64 violations;		/* host contract breaches, see mock.c */
-	u64 pages_checked;	/* pattern words verified */
+	u64 pages_checked;	/* pages whose pattern was verified */
 };
 
 struct nvme_hmb_mock *nvme_hmb_mock_create(const char *name,
@@ -37,6 +37,8 @@ void nvme_hmb_mock_fail_set(struct nvme_hmb_mock *mock, unsigned int skip,
 			    int status);
 void nvme_hmb_mock_fail_sets(struct nvme_hmb_mock *mock, unsigned int skip,
 			     unsigned int nr, int status);
+void nvme_hmb_mock_fail_set_executed(struct nvme_hmb_mock *mock,
+				     unsigned int skip, int status);
 void nvme_hmb_mock_fail_get(struct nvme_hmb_mock *mock, int status);
 void nvme_hmb_mock_reset(struct nvme_hmb_mock *mock);
 void nvme_hmb_mock_check(struct nvme_hmb_mock *mock);
