@@ -2,11 +2,21 @@
 /*
  * nvme-hmb: every kernel-version difference, in one place.
  *
- * The project is built and tested on Debian's 6.1, and built (make check:
- * sparse and W=1) against Debian 12's 6.12 as well.  Each shim names the
- * upstream release (and commit) that changed the interface it covers, so
- * that the shims can be dropped once the oldest supported kernel passes it.
- * Runtime code never tests LINUX_VERSION_CODE itself.
+ * The project is built and tested (make test) on Debian's 6.1 and Debian
+ * 12's 6.12, and built (make check: sparse and W=1) against both.  Each
+ * shim names the upstream release (and commit) that changed the interface
+ * it covers, so that the shims can be dropped once the oldest supported
+ * kernel passes it.  Runtime code never tests LINUX_VERSION_CODE itself.
+ *
+ * Checked up to 6.17 and needing no shim, because the code does not use
+ * them (grep before starting to): no_llseek (gone in 6.12; we use
+ * noop_llseek), del_timer() and del_timer_sync() (timer_delete*() since
+ * 6.2, callers renamed treewide in 6.15), from_timer()
+ * (timer_container_of() in 6.16), hrtimer_init() (hrtimer_setup() since
+ * 6.13, hrtimer_init() deleted in 6.15), class_create() (one argument
+ * since 6.4), strlcpy() (gone in 6.8), a platform_driver's .remove
+ * returning void (6.11 to 6.13).  debugfs_create_file() is a _Generic
+ * macro since 6.14 and still takes a const struct file_operations *.
  */
 #ifndef _NVME_HMB_COMPAT_H
 #define _NVME_HMB_COMPAT_H
@@ -105,6 +115,46 @@ static inline void nvme_hmb_shrinker_destroy(struct shrinker *s)
 {
 	unregister_shrinker(s);
 	kfree(s);
+}
+#endif
+
+/* ---------------------------------------------------------------------
+ * <linux/device.h>
+ *
+ * 6.14 ("driver core: Constify API device_find_child() then adapt for
+ * various usages"): device_find_child() takes a const void *data and a
+ * device_match_t, whose data argument is const too; before it, both are
+ * plain void *.  nvme_hmb_find_child_by_class() hides the difference: the
+ * first child of @parent in the class named @name, with a reference held
+ * (put_device()), or NULL.
+ */
+#include <linux/device.h>
+#include <linux/string.h>
+
+#if KERNEL_VERSION(6, 14, 0) <= LINUX_VERSION_CODE
+static inline int nvme_hmb_match_class_name(struct device *dev,
+					    const void *name)
+{
+	return dev->class && !strcmp(dev->class->name, name);
+}
+
+static inline struct device *
+nvme_hmb_find_child_by_class(struct device *parent, const char *name)
+{
+	return device_find_child(parent, name, nvme_hmb_match_class_name);
+}
+#else
+static inline int nvme_hmb_match_class_name(struct device *dev, void *name)
+{
+	return dev->class && !strcmp(dev->class->name, name);
+}
+
+static inline struct device *
+nvme_hmb_find_child_by_class(struct device *parent, const char *name)
+{
+	/* The match function only reads the name. */
+	return device_find_child(parent, (void *)name,
+				 nvme_hmb_match_class_name);
 }
 #endif
 

@@ -16,9 +16,15 @@
 # say 6.1.192).  The source's top Makefile must say the same: struct
 # nvme_ctrl changes within a stable series.
 #
-# Prints one word on stdout: "ok" (header in place), "skip" (no source:
-# nvme_hmb_pci is not built) or "error" (KSRC given but unusable); the
-# reason goes to stderr.  The copy is reused while its stamp matches.
+# Prints one word on stdout: "ok" (header in place), "skip" (no source;
+# Kbuild then needs nvme-core's BTF, driver/pci/nvme-btf-layout.sh, or
+# fails) or "error" (KSRC given but unusable); the reason goes to stderr.
+# The copy is reused while its stamp matches.  NVME_HMB_SRC=none in the
+# environment pretends there is no source (to test the BTF-only and
+# fail-loudly paths without touching /usr/src).
+#
+# The header is checked against nvme-core's BTF when the kernel has one
+# (driver/pci/nvme-layout.h): the version check below is not the only one.
 set -u
 
 out=${1:?usage: nvme-private-header.sh OUTDIR KERNELVERSION [KSRC]}
@@ -40,11 +46,17 @@ makefile_version() {
 case "$want" in
 [0-9]*.[0-9]*.[0-9]*) ;;
 *)
-	say "cannot tell the kernel version ('$want'); skipping nvme_hmb_pci"
+	say "cannot tell the kernel version ('$want'); not using a kernel source"
 	echo skip
 	exit 0
 	;;
 esac
+
+if [ -z "$ksrc" ] && [ "${NVME_HMB_SRC:-}" = none ]; then
+	say "NVME_HMB_SRC=none: not using a kernel source"
+	echo skip
+	exit 0
+fi
 
 if [ -n "$ksrc" ]; then
 	src="KSRC=$ksrc"
@@ -53,7 +65,7 @@ else
 	tarball=/usr/src/linux-source-${want%.*}.tar.xz
 	src=$tarball
 	if [ ! -r "$tarball" ]; then
-		say "no kernel source for $want (KSRC=, or Debian's linux-source-${want%.*}: $tarball); skipping nvme_hmb_pci"
+		say "no kernel source for $want (KSRC=, or Debian's linux-source-${want%.*}: $tarball)"
 		echo skip
 		exit 0
 	fi
@@ -80,7 +92,7 @@ else
 	top=linux-source-${want%.*}
 	if ! tar -C "$tmp" --occurrence=1 -xf "$tarball" "$top/Makefile" \
 		"$top/$hdr" 2>/dev/null; then
-		say "$tarball has no $top/Makefile or $top/$hdr; skipping nvme_hmb_pci"
+		say "$tarball has no $top/Makefile or $top/$hdr; not using it"
 		echo skip
 		exit 0
 	fi
@@ -93,7 +105,7 @@ if [ "$have" != "$want" ]; then
 	if [ -n "$ksrc" ]; then
 		echo error
 	else
-		say "install the matching linux-source package, or give KSRC=; skipping nvme_hmb_pci"
+		say "install the matching linux-source package, or give KSRC=; not using it"
 		echo skip
 	fi
 	exit 0

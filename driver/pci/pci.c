@@ -40,6 +40,7 @@
 #include <linux/debugfs.h>
 #include <linux/device.h>
 #include <linux/err.h>
+#include <linux/kallsyms.h>
 #include <linux/kernel.h>
 #include <linux/kprobes.h>
 #include <linux/list.h>
@@ -57,7 +58,12 @@
 
 #include "compat.h"
 #include "nvme_hmb.h"
+#ifdef NVME_HMB_PCI_BTF_ONLY
+#include "nvme-private/btf-nvme.h"
+#else
 #include "nvme-private/nvme.h"
+#endif
+#include "nvme-layout.h"
 
 /* What the guard answers for an enable while another buffer is enabled. */
 #define HMB_PCI_SEQ_ERROR	(NVME_SC_CMD_SEQ_ERROR | NVME_HMB_STATUS_DNR)
@@ -516,31 +522,143 @@ static const struct nvme_hmb_port_ops hmb_pci_port_ops = {
  * Controllers: attach, reset, detach
  */
 
-static int hmb_pci_match_class(struct device *dev, void *data)
+/*
+ * A member of struct nvme_ctrl that does not hold what it must: the layout
+ * compiled in is not the running nvme-core's (a module built for another
+ * kernel, or a header that lies).  Nothing more is read through it.
+ */
+static void hmb_pci_bad_layout(struct device *dev, const char *member,
+			       const char *why)
 {
-	return dev->class && !strcmp(dev->class->name, "nvme");
+	dev_err(dev, "HMB: struct nvme_ctrl does not match the running nvme-core: member '%s' %s; not attaching (rebuild nvme_hmb_pci against this kernel)\n",
+		member, why);
 }
 
 /*
  * The nvme-core controller of @pdev, with a reference on its class device,
- * or NULL if @pdev is not bound to nvme-pci.  Device lock held.
+ * or NULL if @pdev is not bound to nvme-pci or its struct nvme_ctrl does
+ * not look like the one compiled in (said in dmesg).  Device lock held.
  */
 static struct nvme_ctrl *hmb_pci_get_nvme_ctrl(struct pci_dev *pdev)
 {
 	struct nvme_ctrl *nctrl;
 	struct device *cdev;
+	unsigned int state;
 
 	if (!pdev->dev.driver || strcmp(pdev->dev.driver->name, "nvme"))
 		return NULL;
-	cdev = device_find_child(&pdev->dev, NULL, hmb_pci_match_class);
+	cdev = nvme_hmb_find_child_by_class(&pdev->dev, "nvme");
 	if (!cdev)
 		return NULL;
 	nctrl = dev_get_drvdata(cdev);
-	if (!nctrl || nctrl->device != cdev || nctrl->dev != &pdev->dev) {
-		put_device(cdev);
-		return NULL;
+	if (!nctrl)
+		goto out_put;
+	/* nvme-core sets both before the class device is added. */
+	if (nctrl->device != cdev) {
+		hmb_pci_bad_layout(cdev, "device", "is not this class device");
+		goto out_put;
+	}
+	if (nctrl->dev != &pdev->dev) {
+		hmb_pci_bad_layout(cdev, "dev", "is not this PCI function");
+		goto out_put;
+	}
+	state = nvme_ctrl_state(nctrl);
+	if (state > NVME_HMB_PCI_STATE_MAX) {
+		hmb_pci_bad_layout(cdev, "state", "is out of enum nvme_ctrl_state's range");
+		goto out_put;
 	}
 	return nctrl;
+
+out_put:
+	put_device(cdev);
+	return NULL;
+}
+
+/*
+ * Before the first command to a controller: check what else is read of
+ * struct nvme_ctrl against the controller itself.  Device lock held, the
+ * controller LIVE.  Return: 0, or -EINVAL (the member named in dmesg),
+ * or the error of the Identify command.
+ */
+static int hmb_pci_check_ctrl(struct pci_dev *pdev, struct nvme_ctrl *nctrl)
+{
+	struct device *dev = nctrl->device;
+	struct module *owner = pdev->dev.driver->owner;
+	struct nvme_command c = { };
+	struct nvme_id_ctrl *id;
+	char *sym;
+	int ret;
+
+	/* Identify's buffer holds the symbol name first (a page, not stack). */
+	static_assert(sizeof(*id) >= KSYM_SYMBOL_LEN);
+	id = kmalloc(sizeof(*id), GFP_KERNEL);
+	if (!id)
+		return -ENOMEM;
+	sym = (char *)id;
+	ret = -EINVAL;
+
+	/*
+	 * reset_work is flushed at detach: its function must be nvme-pci's
+	 * (nvme_reset_work), in the text of the module bound to @pdev.  No
+	 * exported call maps an address to its module; kallsyms' name
+	 * ends in " [module]".  A built-in nvme-pci has no module name.
+	 */
+	if (!nctrl->reset_work.func) {
+		hmb_pci_bad_layout(dev, "reset_work", "has no function");
+		goto out;
+	}
+	if (owner) {
+		const char *name = module_name(owner);
+		size_t n = strlen(name);
+		size_t len;
+
+		snprintf(sym, KSYM_SYMBOL_LEN, "%ps", nctrl->reset_work.func);
+		len = strlen(sym);
+		if (len < n + 3 || sym[len - 1] != ']' ||
+		    sym[len - n - 2] != '[' ||
+		    strncmp(sym + len - n - 1, name, n)) {
+			hmb_pci_bad_layout(dev, "reset_work",
+					   "is not a work of the nvme module");
+			goto out;
+		}
+	}
+	if (!nctrl->admin_q) {
+		hmb_pci_bad_layout(dev, "admin_q", "is NULL");
+		goto out;
+	}
+
+	/*
+	 * The HMB fields nvme-core cached from Identify Controller at the
+	 * last (re)start against the controller's own answer now: one
+	 * Identify per attach, through the admin queue just checked.
+	 */
+	memset(id, 0, sizeof(*id));
+	c.identify.opcode = nvme_admin_identify;
+	c.identify.cns = NVME_ID_CNS_CTRL;
+	ret = nvme_submit_sync_cmd(nctrl->admin_q, &c, id, sizeof(*id));
+	if (ret) {
+		if (ret < 0)
+			dev_err(dev, "HMB: Identify Controller failed: %pe; cannot check struct nvme_ctrl, not attaching\n",
+				ERR_PTR(ret));
+		else
+			dev_err(dev, "HMB: Identify Controller failed: status %#x; cannot check struct nvme_ctrl, not attaching\n",
+				ret);
+		goto out;
+	}
+	ret = -EINVAL;
+	if (READ_ONCE(nctrl->hmpre) != le32_to_cpu(id->hmpre))
+		hmb_pci_bad_layout(dev, "hmpre", "differs from Identify Controller");
+	else if (READ_ONCE(nctrl->hmmin) != le32_to_cpu(id->hmmin))
+		hmb_pci_bad_layout(dev, "hmmin", "differs from Identify Controller");
+	else if (READ_ONCE(nctrl->hmminds) != le32_to_cpu(id->hmminds))
+		hmb_pci_bad_layout(dev, "hmminds", "differs from Identify Controller");
+	else if (READ_ONCE(nctrl->hmmaxd) != le16_to_cpu(id->hmmaxd))
+		hmb_pci_bad_layout(dev, "hmmaxd", "differs from Identify Controller");
+	else
+		ret = 0;
+out:
+	kfree(id);
+	return ret;
 }
 
 static struct hmb_pci_ctrl *hmb_pci_find(struct pci_dev *pdev)
@@ -592,6 +710,10 @@ static void hmb_pci_add(struct pci_dev *pdev, struct nvme_ctrl *nctrl)
 	struct hmb_pci_ctrl *pc;
 	int ret;
 
+	if (hmb_pci_check_ctrl(pdev, nctrl)) {
+		put_device(nctrl->device);
+		return;
+	}
 	pc = kzalloc(sizeof(*pc), GFP_KERNEL);
 	if (!pc) {
 		put_device(nctrl->device);

@@ -1,0 +1,283 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# driver/pci/nvme-btf-layout.sh OUTDIR KERNELRELEASE KDIR
+#
+# Called by Kbuild: read what nvme_hmb_pci uses of nvme-core's private
+# types (struct nvme_ctrl: the offset and size of each member it reads,
+# the struct's size; enum nvme_ctrl_state) from the BTF the target kernel
+# carries about itself, and write them to OUTDIR/nvme-private/:
+#
+#   btf-layout.h  the numbers, as NVME_HMB_BTF_* macros; driver/pci/
+#                 nvme-layout.h checks the compiled struct against them,
+#                 one static_assert per member (a mismatch fails the
+#                 build with an error that names the member);
+#   btf-nvme.h    a minimal private header built from the numbers alone
+#                 (the members at their BTF offsets, the enum, the
+#                 prototypes), used when no kernel source is at hand.
+#
+# The BTF is nvme-core.ko's .BTF (split BTF, CONFIG_DEBUG_INFO_BTF_MODULES)
+# read with pahole on top of the kernel's base BTF, which must be the very
+# kernel's (type ids of split BTF continue those of the base):
+#
+#   /sys/kernel/btf/vmlinux   only when KERNELRELEASE is the running kernel;
+#   KDIR/vmlinux              if it has .BTF (Debian's 6.12 headers ship one);
+#   /boot/vmlinuz-KREL        the ELF vmlinux inside the compressed image
+#                             (found and unpacked as the kernel's
+#                             scripts/extract-vmlinux does; x86 keeps .BTF).
+#
+# nvme-core.ko: /lib/modules/KREL/kernel/drivers/nvme/host/nvme-core.ko
+# (plain, .xz, .zst or .gz), else KDIR/modroot/lib/modules/KREL/... (the
+# debug test kernel's, scripts/build-kernel) or KDIR/drivers/nvme/host/ (a
+# kernel built in place).  NVME_HMB_BTF=none pretends there is no BTF (to
+# test the source-only and fail-loudly paths).
+#
+# Prints one word on stdout: "btf" (files written) or "none" (no usable
+# BTF: the reason, and what to install, go to stderr).  The files are
+# reused while their stamp matches.
+set -u
+
+out=${1:?usage: nvme-btf-layout.sh OUTDIR KERNELRELEASE KDIR}
+krel=${2:?usage: nvme-btf-layout.sh OUTDIR KERNELRELEASE KDIR}
+kdir=${3:?usage: nvme-btf-layout.sh OUTDIR KERNELRELEASE KDIR}
+dir=$out/nvme-private
+self=$(dirname "$0")/nvme-btf-layout.sh
+
+# The members of struct nvme_ctrl that driver/pci/pci.c reads.
+members="state admin_q dev device reset_work hmpre hmmin hmminds hmmaxd"
+
+say() { echo "nvme_hmb_pci: $*" >&2; }
+none() {
+	say "$*"
+	echo none
+	exit 0
+}
+
+[ "${NVME_HMB_BTF:-}" = none ] && none "NVME_HMB_BTF=none: not using BTF"
+
+command -v pahole >/dev/null 2>&1 ||
+	none "pahole not found, cannot read $krel's BTF (Debian/Ubuntu: apt-get install dwarves; Fedora/Arch: dwarves / pahole)"
+
+mod=
+for m in /lib/modules/"$krel"/kernel/drivers/nvme/host/nvme-core.ko \
+	 /lib/modules/"$krel"/kernel/drivers/nvme/host/nvme-core.ko.xz \
+	 /lib/modules/"$krel"/kernel/drivers/nvme/host/nvme-core.ko.zst \
+	 /lib/modules/"$krel"/kernel/drivers/nvme/host/nvme-core.ko.gz \
+	 "$kdir"/modroot/lib/modules/"$krel"/kernel/drivers/nvme/host/nvme-core.ko \
+	 "$kdir"/drivers/nvme/host/nvme-core.ko; do
+	if [ -r "$m" ]; then
+		mod=$m
+		break
+	fi
+done
+[ -n "$mod" ] ||
+	none "no nvme-core.ko of $krel in /lib/modules/$krel or $kdir (its linux-image package not installed, or nvme-core built in)"
+
+# The module first: without .BTF in it, nothing else matters.
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/nvme-hmb-btf.XXXXXX") ||
+	none "cannot make a temporary directory"
+trap 'rm -rf "$tmp"' EXIT
+
+case "$mod" in
+*.xz) xz -dc "$mod" >"$tmp/nvme-core.ko" ;;
+*.zst) zstd -q -dc "$mod" >"$tmp/nvme-core.ko" ;;
+*.gz) gzip -dc "$mod" >"$tmp/nvme-core.ko" ;;
+*) cp "$mod" "$tmp/nvme-core.ko" ;;
+esac || none "cannot decompress $mod (xz-utils, zstd or gzip missing?)"
+readelf -S "$tmp/nvme-core.ko" 2>/dev/null | grep -q '\.BTF ' ||
+	none "$mod has no .BTF (kernel built without CONFIG_DEBUG_INFO_BTF_MODULES)"
+
+# The base: see above.  A vmlinuz is only named here; it is unpacked below.
+base=
+if [ "$krel" = "$(uname -r)" ] && [ -r /sys/kernel/btf/vmlinux ]; then
+	base=/sys/kernel/btf/vmlinux
+elif [ -r "$kdir/vmlinux" ] &&
+     readelf -S "$kdir/vmlinux" 2>/dev/null | grep -q '\.BTF '; then
+	base=$kdir/vmlinux
+elif [ -r "/boot/vmlinuz-$krel" ]; then
+	base=/boot/vmlinuz-$krel
+else
+	none "no base BTF for $krel (not running, no $kdir/vmlinux with .BTF, no /boot/vmlinuz-$krel)"
+fi
+
+stamp="$krel $(stat -L -c '%n %Y %s' "$mod" "$base" "$self" 2>/dev/null | tr '\n' ' ')"
+if [ -f "$dir/btf-layout.h" ] && [ -f "$dir/btf-nvme.h" ] &&
+   [ "$(cat "$dir/btf-stamp" 2>/dev/null)" = "$stamp" ]; then
+	echo btf
+	exit 0
+fi
+
+# try_unpack MAGIC TR-SET COMMAND: every occurrence of MAGIC in the image
+# is tried until COMMAND unpacks an ELF with .BTF from there (the kernel's
+# scripts/extract-vmlinux: tr turns MAGIC's first byte into a newline and
+# the rest into TR-SET, so grep -b finds the offsets).
+try_unpack() {
+	for pos in $(tr "$1\n$2" "\n$2=" <"$base" | grep -abo "^$2"); do
+		pos=${pos%%:*}
+		tail -c+"$pos" "$base" | $3 >"$tmp/vmlinux" 2>/dev/null
+		readelf -S "$tmp/vmlinux" 2>/dev/null | grep -q '\.BTF ' &&
+			return 0
+	done
+	return 1
+}
+
+case "$base" in
+/boot/vmlinuz-*)
+	if command -v xz >/dev/null && try_unpack '\3757zXZ\000' abcde 'xz -dc'; then
+		:
+	elif command -v zstd >/dev/null && try_unpack '(\265/\375' xxx 'zstd -dc'; then
+		:
+	elif try_unpack '\037\213\010' xy 'gzip -dc'; then
+		:
+	else
+		none "found no ELF vmlinux with .BTF in $base (xz-utils or zstd missing, or a kernel without CONFIG_DEBUG_INFO_BTF)"
+	fi
+	base=$tmp/vmlinux
+	;;
+esac
+
+pahole -F btf --btf_base="$base" -C nvme_ctrl,nvme_ctrl_state,work_struct \
+	"$tmp/nvme-core.ko" >"$tmp/types" 2>"$tmp/err" ||
+	none "pahole cannot read $mod with base $base: $(head -n 1 "$tmp/err")"
+
+# The pahole text: "\ttype name;  /* offset size */" per member of a
+# struct, "/* size: N, ..." at its end, "\tNAME = value," per enumerator.
+# Emits "kind name value..." lines.
+awk '
+	/^struct [a-z_]+ \{/ { s = $2; next }
+	/^enum [a-z_]+ \{/ { e = $2; next }
+	/^\};/ { s = ""; e = ""; next }
+	s != "" && /\/\* size: / {
+		sub(/.*size: /, ""); sub(/,.*/, ""); print "size", s, $0; next
+	}
+	s != "" && /;[ \t]*\/\*[ \t]*[0-9]+[ \t]+[0-9]+[ \t]*\*\// {
+		line = $0
+		sub(/;[ \t]*\/\*.*/, "", line)
+		n = split(line, w, /[ \t*]+/)
+		name = w[n]
+		sub(/\[.*/, "", name)
+		split($0, c, "/\\*")
+		split(c[2], v, /[ \t]+/)
+		print "member", s, name, v[2], v[3]
+		next
+	}
+	e != "" && /=/ {
+		gsub(/[ \t,]/, "")
+		split($0, kv, "=")
+		print "enum", e, kv[1], kv[2]
+	}' "$tmp/types" >"$tmp/parsed"
+
+get() { awk -v k="$1" -v s="$2" -v n="$3" -v f="$4" \
+	'$1 == k && $2 == s && $3 == n { print $f; exit }' "$tmp/parsed"; }
+
+size=$(awk '$1 == "size" && $2 == "nvme_ctrl" { print $3; exit }' "$tmp/parsed")
+wsize=$(awk '$1 == "size" && $2 == "work_struct" { print $3; exit }' "$tmp/parsed")
+[ -n "$size" ] && [ -n "$wsize" ] ||
+	none "$mod's BTF has no struct nvme_ctrl or struct work_struct"
+grep -q '^enum nvme_ctrl_state ' "$tmp/parsed" ||
+	none "$mod's BTF has no enum nvme_ctrl_state"
+
+for f in $members; do
+	[ -n "$(get member nvme_ctrl "$f" 4)" ] ||
+		none "$mod's struct nvme_ctrl has no member '$f'"
+done
+
+{
+	echo "/* Generated by driver/pci/nvme-btf-layout.sh from the BTF of"
+	echo " * $mod (base $(echo "$stamp" | awk '{ print $5 }')) */"
+	echo "#define NVME_HMB_BTF_KERNELRELEASE \"$krel\""
+	echo "#define NVME_HMB_BTF_SIZE_nvme_ctrl $size"
+	echo "#define NVME_HMB_BTF_SIZE_work_struct $wsize"
+	for f in $members; do
+		off=$(get member nvme_ctrl "$f" 4)
+		sz=$(get member nvme_ctrl "$f" 5)
+		echo "#define NVME_HMB_BTF_OFF_$f $off"
+		echo "#define NVME_HMB_BTF_SIZE_$f $sz"
+	done
+	max=0
+	awk '$1 == "enum" && $2 == "nvme_ctrl_state" { print $3, $4 }' \
+		"$tmp/parsed" >"$tmp/enum"
+	while read -r name val; do
+		echo "#define NVME_HMB_BTF_$name $val"
+		[ "$val" -gt "$max" ] && max=$val
+	done <"$tmp/enum"
+	echo "#define NVME_HMB_BTF_NVME_CTRL_STATE_MAX $max"
+} >"$tmp/btf-layout.h" || exit 0
+
+# The C type of each member, as nvme_hmb_pci uses it (the BTF sizes are
+# checked against these by driver/pci/nvme-layout.h).
+ctype() {
+	case $1 in
+	state) echo "enum nvme_ctrl_state state" ;;
+	admin_q) echo "struct request_queue *admin_q" ;;
+	dev | device) echo "struct device *$1" ;;
+	reset_work) echo "struct work_struct reset_work" ;;
+	hmmaxd) echo "u16 hmmaxd" ;;
+	*) echo "u32 $1" ;;
+	esac
+}
+
+# The minimal header: the members in offset order, padding between them.
+{
+	cat <<-EOF
+	/* SPDX-License-Identifier: GPL-2.0 */
+	/*
+	 * Generated by driver/pci/nvme-btf-layout.sh from the BTF of $krel's
+	 * nvme-core: the part of drivers/nvme/host/nvme.h that nvme_hmb_pci
+	 * uses, each member at nvme-core's offset.  Only ever used through
+	 * pointers that nvme-core hands out.
+	 */
+	#ifndef NVME_HMB_BTF_NVME_H
+	#define NVME_HMB_BTF_NVME_H
+
+	#include <linux/blk-mq.h>
+	#include <linux/device.h>
+	#include <linux/nvme.h>
+	#include <linux/workqueue.h>
+
+	enum nvme_ctrl_state {
+	EOF
+	while read -r name val; do
+		printf '\t%s = %s,\n' "$name" "$val"
+	done <"$tmp/enum"
+	printf '};\n\nstruct nvme_ctrl {\n'
+	pos=0
+	n=0
+	for f in $members; do
+		echo "$(get member nvme_ctrl "$f" 4) $f"
+	done | sort -n | while read -r off f; do
+		if [ "$off" -gt "$pos" ]; then
+			printf '\tu8 __pad%d[%d];\n' "$n" $((off - pos))
+			n=$((n + 1))
+		fi
+		printf '\t%s;\n' "$(ctype "$f")"
+		pos=$((off + $(get member nvme_ctrl "$f" 5)))
+		echo "$pos $n" >"$tmp/end"
+	done
+	read -r pos n <"$tmp/end"
+	[ "$size" -gt "$pos" ] && printf '\tu8 __pad%d[%d];\n' "$n" $((size - pos))
+	cat <<EOF
+};
+
+static inline enum nvme_ctrl_state nvme_ctrl_state(struct nvme_ctrl *ctrl)
+{
+	return READ_ONCE(ctrl->state);
+}
+
+/* Exported by nvme-core, the same in 6.1 to 6.12. */
+int nvme_submit_sync_cmd(struct request_queue *q, struct nvme_command *cmd,
+			 void *buf, unsigned int bufflen);
+int nvme_get_features(struct nvme_ctrl *dev, unsigned int fid,
+		      unsigned int dword11, void *buffer, size_t buflen,
+		      u32 *result);
+
+#endif
+EOF
+} >"$tmp/btf-nvme.h" || exit 0
+
+mkdir -p "$dir"
+mv "$tmp/btf-layout.h" "$dir/btf-layout.h"
+mv "$tmp/btf-nvme.h" "$dir/btf-nvme.h"
+echo "$stamp" >"$dir/btf-stamp"
+say "struct nvme_ctrl layout of $krel from the BTF of $mod"
+echo btf
