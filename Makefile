@@ -4,8 +4,15 @@
 # project's developer targets.
 #
 #   make                build the modules against $(KDIR)
-#   make install        install them under /lib/modules/<kver>/extra
+#   make install        install the modules in /lib/modules/<kver>/extra/nvme-hmb,
+#                       tools/nvme-hmb in $(PREFIX)/sbin and the hand-over
+#                       files of packaging/ in /etc (run depmod)
+#   make uninstall      remove exactly those files again (run depmod)
 #   make install-tools  install tools/nvme-hmb in $(DESTDIR)$(PREFIX)/sbin
+#   make install-config install packaging/'s modprobe.d and modules-load.d
+#                       files in $(DESTDIR)/etc (after a DKMS install)
+#   make dkms-source    copy what DKMS builds from into
+#                       $(DESTDIR)/usr/src/nvme-hmb-<version> (dkms.conf)
 #   make check          checkpatch --strict, sparse (C=2) and a W=1 build
 #                       against the stock (6.1) and the 6.12 headers
 #   make test           the test suite: KUnit and selftests in QEMU
@@ -21,28 +28,132 @@
 #                       build/stock-6.12
 #   make modules-debug  build against the debug test kernel into build/debug
 
-KDIR ?= /lib/modules/$(shell uname -r)/build
+# The kernel to build and install for: KVER names it (default: the running
+# kernel), KDIR is its build tree (default /lib/modules/$(KVER)/build).
+# Give either; with KDIR alone, KVER is the release KDIR was configured for.
+ifdef KDIR
+KVER ?= $(shell cat $(KDIR)/include/config/kernel.release 2>/dev/null)
+else
+KVER ?= $(shell uname -r)
+KDIR := /lib/modules/$(KVER)/build
+endif
 # Kernel source tree matching KDIR, for the private nvme-core header
 # (drivers/nvme/host/nvme.h) that nvme_hmb_pci needs.  Optional.
 KSRC ?=
+# 1: build the engine and the mock only, without nvme_hmb_pci (Kbuild
+# otherwise fails when nvme_hmb_pci cannot be built).
+NVME_HMB_ENGINE_ONLY ?=
 PREFIX ?= /usr/local
+
+# Staging: DESTDIR prefixes every installed path, INSTALL_MOD_PATH (kbuild's
+# name, default DESTDIR) the modules' /lib/modules.  A staged install runs
+# no depmod: the staging tree's owner does, for the kernel it ends up on.
+DESTDIR ?=
+INSTALL_MOD_PATH ?= $(DESTDIR)
+
+# The one place the modules go, for every kernel version.  kbuild's own
+# default differs between the kernels we build for (INSTALL_MOD_DIR is extra
+# in Debian's 6.1 headers, updates in its 6.12 ones), so it is always given.
+# DKMS puts its copies elsewhere (updates/dkms on Debian): see dkms.conf.
+MOD_SUBDIR := extra/nvme-hmb
+MODDIR = $(INSTALL_MOD_PATH)/lib/modules/$(KVER)/$(MOD_SUBDIR)
+MODULES := nvme_hmb nvme_hmb_mock nvme_hmb_pci
+MODPROBE_CONF := $(DESTDIR)/etc/modprobe.d/nvme-hmb.conf
+MODLOAD_CONF := $(DESTDIR)/etc/modules-load.d/nvme-hmb.conf
+
+# The version: dkms.conf's PACKAGE_VERSION is the only place it is written.
+VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"$$/\1/p' dkms.conf)
+
+# Signing at install: with CONFIG_MODULE_SIG_ALL (Debian's kernels) kbuild's
+# modules_install runs sign-file with the kernel's own key, which only the
+# kernel's builder has; without it every module prints OpenSSL errors (and
+# stays unsigned, "|| true").  So sign only when the key is there (a kernel
+# built here), otherwise switch kbuild's signing off.  Secure Boot machines
+# use DKMS and its MOK key instead (Documentation/nvme-hmb-install.rst).
+sig_key := $(shell sed -n 's/^CONFIG_MODULE_SIG_KEY="\(.*\)"$$/\1/p' \
+	$(KDIR)/.config 2>/dev/null)
+sig_key_file := $(if $(filter /%,$(sig_key)),$(sig_key),$(KDIR)/$(sig_key))
+nosign := $(if $(filter pkcs11:%,$(sig_key))$(and $(sig_key),$(wildcard \
+	$(sig_key_file))),,CONFIG_MODULE_SIG_ALL=)
+# Debian's 6.12 headers (not its 6.1 ones) run depmod at the end of an
+# external modules_install, through scripts/depmod.sh, which warns and skips
+# without the System.map that headers packages lack; depmod is run here
+# instead, and not for a staged install (cmd_depmod is kbuild's name for
+# that step in scripts/Makefile.modinst).
+nodepmod := cmd_depmod=: quiet_cmd_depmod=
 
 SRC_FILES := Kbuild $(shell find driver kunit -name '*.[ch]' 2>/dev/null)
 
-.PHONY: all modules install modules_install install-tools clean check test \
-	demo bench qemu modules-stock modules-stock-6.12 modules-debug deps
+.PHONY: all modules install modules_install install-tools install-config \
+	uninstall dkms-source clean check test demo bench qemu modules-stock \
+	modules-stock-6.12 modules-debug deps
 
 all: modules
 
 modules:
-	$(MAKE) -C $(KDIR) M=$(CURDIR) KSRC=$(KSRC) modules
+	$(MAKE) -C $(KDIR) M=$(CURDIR) KSRC=$(KSRC) \
+		NVME_HMB_ENGINE_ONLY=$(NVME_HMB_ENGINE_ONLY) modules
 
-install modules_install:
-	$(MAKE) -C $(KDIR) M=$(CURDIR) KSRC=$(KSRC) modules_install
+# Everything of Documentation/nvme-hmb-install.rst's "make install": the
+# modules built by `make` (not rebuilt here, so that `sudo make install`
+# leaves no root-owned objects), the tool, and the hand-over files, these
+# only with nvme_hmb_pci built: without it, max_host_mem_size_mb=0 would
+# leave the drive with no HMB at all.
+install: modules_install install-tools
+	@# modules.order: what the last build made (a stale .ko may remain)
+	@if grep -qs '/nvme_hmb_pci\.[ko]*$$' modules.order; then \
+		$(MAKE) --no-print-directory install-config; \
+	else \
+		echo "nvme-hmb: nvme_hmb_pci not built: hand-over files not installed" >&2; \
+	fi
+
+# Only what `make` built: with NVME_HMB_ENGINE_ONLY=1 there is no
+# nvme_hmb_pci.ko, and kbuild installs what modules.order lists.
+modules_install:
+	@test -f nvme_hmb.ko || { echo "nvme-hmb: run make (KDIR=$(KDIR)) first" >&2; exit 1; }
+	@test -f nvme_hmb_pci.ko || [ "$(NVME_HMB_ENGINE_ONLY)" = 1 ] || { \
+		echo "nvme-hmb: nvme_hmb_pci.ko was not built (see make's message); NVME_HMB_ENGINE_ONLY=1 installs the engine alone" >&2; exit 1; }
+	@test -d $(KDIR) || { echo "nvme-hmb: no kernel build tree $(KDIR)" >&2; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(CURDIR) KSRC=$(KSRC) \
+		NVME_HMB_ENGINE_ONLY=$(NVME_HMB_ENGINE_ONLY) \
+		INSTALL_MOD_PATH=$(INSTALL_MOD_PATH) INSTALL_MOD_DIR=$(MOD_SUBDIR) \
+		$(nosign) $(nodepmod) modules_install
+	$(if $(INSTALL_MOD_PATH),,depmod -a $(KVER))
+	@# depmod prefers updates/ (DKMS's) over extra/: say so.
+	@$(if $(INSTALL_MOD_PATH),true,! ls /lib/modules/$(KVER)/updates/dkms/nvme_hmb.ko* \
+		>/dev/null 2>&1 || echo "nvme-hmb: DKMS has nvme-hmb for $(KVER) too, and modprobe loads DKMS's (dkms status nvme-hmb)" >&2)
 
 # The user tool (Documentation/nvme-hmb-sweep.rst): one shell script.
 install-tools:
 	install -D -m 0755 tools/nvme-hmb $(DESTDIR)$(PREFIX)/sbin/nvme-hmb
+
+# The hand-over from nvme-pci (Documentation/nvme-hmb-install.rst): nvme-pci
+# leaves the HMB alone, nvme_hmb_pci loads at boot.  Also for DKMS installs,
+# which ship modules only.  The initramfs is not rebuilt here: the
+# documentation says when and how.
+install-config:
+	install -D -m 0644 packaging/modprobe.d/nvme-hmb.conf $(MODPROBE_CONF)
+	install -D -m 0644 packaging/modules-load.d/nvme-hmb.conf $(MODLOAD_CONF)
+
+# Removes what install may have put there, for KVER, and nothing else: the
+# module directory goes, and extra/ with it when nothing else is in it.
+uninstall:
+	for m in $(MODULES); do for z in .ko .ko.xz .ko.gz .ko.zst; do \
+		rm -f $(MODDIR)/$$m$$z; done; done
+	rmdir $(MODDIR) $(dir $(MODDIR)) 2>/dev/null || true
+	rm -f $(DESTDIR)$(PREFIX)/sbin/nvme-hmb $(MODPROBE_CONF) $(MODLOAD_CONF)
+	$(if $(INSTALL_MOD_PATH),,depmod -a $(KVER))
+
+# DKMS builds from /usr/src/<name>-<version>/; `dkms add .` would copy the
+# whole checkout, build/ included.  This copies only the sources.
+DKMS_SRC = $(DESTDIR)/usr/src/nvme-hmb-$(VERSION)
+dkms-source:
+	@test -n "$(VERSION)" || { echo "nvme-hmb: no PACKAGE_VERSION in dkms.conf" >&2; exit 1; }
+	rm -rf $(DKMS_SRC)
+	mkdir -p $(DKMS_SRC)
+	tar -cf - --exclude='*.o' --exclude='*.ko' --exclude='.*.cmd' \
+		--exclude='*.mod' --exclude='*.mod.c' --exclude='nvme-private' \
+		dkms.conf Makefile Kbuild driver kunit | tar -C $(DKMS_SRC) -xf -
 
 clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null || true
