@@ -24,6 +24,7 @@
 loaded() { grep -q "^nvme_hmb_pci " /proc/modules; }
 
 ksft_header nvme_hmb_pci
+device_guard
 if [ ! -b "$NS" ] || [ ! -e /sys/class/nvme/$CTRL/device ]; then
 	echo "1..0 # SKIP no nvme-pci controller $CTRL with namespace $NS"
 	exit $KSFT_SKIP

@@ -30,6 +30,7 @@
 . "$(dirname "$0")/nvme_lib"
 
 ksft_header nvme_hmb_pci
+device_guard
 if ! emu_present; then
 	echo "1..0 # SKIP $CTRL is not the emulated DRAM-less drive"
 	exit "$KSFT_SKIP"

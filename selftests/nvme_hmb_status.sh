@@ -1,0 +1,436 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# nvme-hmb-vm: main emu
+#
+# `nvme-hmb status` and `nvme-hmb status --json` (tools/nvme-hmb) checked
+# against sysfs.  The JSON is parsed by a strict JSON parser in awk (the
+# guest has no other), which also checks that numbers are numbers.
+#
+# Mock controllers (the main VM, or any machine without the emulated
+# drive): three shapes, one granted, one off below HMMIN, one limited by
+# limit_mib; every field, the owner and the next step, in JSON and text;
+# one controller by name; errors; escaping of hostile strings (a made-up
+# sysfs); no controllers at all; QEMU's own NVMe (HMPRE 0) through
+# nvme-cli in the VM.
+#
+# The emulated DRAM-less drive (emu VM, or NVME_HMB_TEST_DEVICE naming
+# it): nvme-pci owning the HMB with no nvme-hmb module, nvme-pci owning it
+# beside nvme_hmb_pci (the engine's reason), nobody (nvme-pci's
+# max_host_mem_size_mb=0, nvme_hmb_pci not loaded), nvme-hmb owning it
+# (Get Features agrees), off below HMMIN and limited; nvme-pci is
+# reloaded with its defaults at the end.
+#
+# Exit: 0 all passed, 1 a test failed, 4 skipped (not root, the modules
+# or the tool not installed, or nvme_hmb_pci loaded on a real machine).
+
+# shellcheck source=selftests/ksft_lib
+. "$(dirname "$0")/ksft_lib"
+# shellcheck source=selftests/nvme_lib
+. "$(dirname "$0")/nvme_lib"
+
+TOOL=$(command -v nvme-hmb || echo "$(cd "$(dirname "$0")/.." && pwd)/tools/nvme-hmb")
+ksft_header nvme_hmb_mock
+if [ ! -x "$TOOL" ]; then
+	echo "1..0 # SKIP no nvme-hmb tool"
+	exit "$KSFT_SKIP"
+fi
+mkdir -p "$T"
+J=$T/status.json
+FL=$T/status.flat
+
+# json_flat: strict JSON on stdin, an array of objects; prints a line per
+# leaf, "INDEX<TAB>KEY<TAB>s:STRING|n:NUMBER|null|true|false" (nested keys
+# joined with '.'), or "error at OFFSET: ..." and exits 1.
+json_flat() {
+	awk '
+	function err(m) { print "error at " p ": " m; bad = 1; exit 1 }
+	function ws() { while (p <= L && index(" \t\n\r", substr(s, p, 1))) p++ }
+	function str(   o, c, h) {
+		if (substr(s, p, 1) != "\"") err("expected a string")
+		p++; o = ""
+		while (1) {
+			if (p > L) err("unterminated string")
+			c = substr(s, p, 1)
+			if (c == "\"") { p++; return o }
+			if (c == "\\") {
+				c = substr(s, p + 1, 1)
+				if (c == "u") {
+					h = substr(s, p + 2, 4)
+					if (h !~ /^[0-9a-fA-F][0-9a-fA-F][0-9a-fA-F][0-9a-fA-F]$/)
+						err("bad \\u escape")
+					o = o "\\u" h; p += 6; continue
+				}
+				if (c == "" || index("\"\\/bfnrt", c) == 0) err("bad escape")
+				o = o (c == "t" ? "\\t" : c == "n" ? "\\n" : c == "r" ? "\\r" : c == "b" ? "\\b" : c == "f" ? "\\f" : c)
+				p += 2; continue
+			}
+			if (c < " ") err("raw control character in a string")
+			o = o c; p++
+		}
+	}
+	function val(path,   c, t) {
+		ws(); c = substr(s, p, 1)
+		if (c == "{") return obj(path)
+		if (c == "[") return arr(path)
+		if (c == "\"") { t = str(); leaf(path, "s:" t); return }
+		t = substr(s, p)
+		if (match(t, /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?/)) {
+			leaf(path, "n:" substr(t, 1, RLENGTH)); p += RLENGTH; return
+		}
+		if (substr(t, 1, 4) == "null") { leaf(path, "null"); p += 4; return }
+		if (substr(t, 1, 4) == "true") { leaf(path, "true"); p += 4; return }
+		if (substr(t, 1, 5) == "false") { leaf(path, "false"); p += 5; return }
+		err("expected a value")
+	}
+	function obj(path,   k, c) {
+		p++; ws()
+		if (substr(s, p, 1) == "}") { p++; return }
+		while (1) {
+			ws(); k = str(); ws()
+			if (substr(s, p, 1) != ":") err("expected :")
+			p++
+			if ((path SUBSEP k) in seen) err("duplicate key " k)
+			seen[path SUBSEP k] = 1
+			val(path == "" ? k : path "." k); ws()
+			c = substr(s, p, 1); p++
+			if (c == "}") return
+			if (c != ",") err("expected , or }")
+		}
+	}
+	function arr(path,   i, c) {
+		p++; ws(); i = 0
+		if (substr(s, p, 1) == "]") { p++; return }
+		while (1) {
+			val(depth++ == 0 ? i "\t" : path "." i); depth--; ws(); i++
+			c = substr(s, p, 1); p++
+			if (c == "]") return
+			if (c != ",") err("expected , or ]")
+		}
+	}
+	function leaf(path, v) {
+		if (path !~ /\t./) err("not an array of objects")
+		sub(/\t\./, "\t", path)
+		print path "\t" v
+	}
+	{ s = s $0 "\n" }
+	END {
+		if (bad) exit 1
+		L = length(s); p = 1; depth = 0
+		ws()
+		if (substr(s, p, 1) != "[") err("not an array")
+		val("")
+		ws()
+		if (p <= L) err("trailing characters")
+	}'
+}
+
+# status_json [ARGS]: `nvme-hmb status --json ARGS` into $J, exit 0,
+# nothing on stderr, valid JSON, flattened into $FL
+status_json() {
+	"$TOOL" status --json $CLI "$@" >"$J" 2>"$T/err" || {
+		echo "# nvme-hmb status --json $*: exit $?: $(cat "$T/err")"
+		return 1
+	}
+	[ ! -s "$T/err" ] || { echo "# stderr: $(cat "$T/err")"; return 1; }
+	json_flat <"$J" >"$FL" || {
+		echo "# invalid JSON: $(tail -n 1 "$FL")"
+		sed 's/^/# | /' "$J"
+		return 1
+	}
+}
+
+# jget NAME KEY: the flattened value of KEY in the object named NAME
+jget() {
+	awk -F'\t' -v n="$1" -v k="$2" '
+	$2 == "name" && $3 == "s:" n { i = $1 }
+	{ key[$1, $2] = $0 }
+	END {
+		if (i == "" || !((i, k) in key)) { print "(missing)"; exit }
+		v = key[i, k]; sub(/^[^\t]*\t[^\t]*\t/, "", v); print v
+	}' "$FL"
+}
+
+# json_agrees NAME OWNER: the object of NAME is what sysfs says, as
+# numbers and strings, with OWNER
+json_agrees() {
+	for _k in hmpre_kib hmmin_kib hmminds_kib hmmaxd limit_mib size_kib \
+		  nr_descs; do
+		eq "$(jget "$1" $_k)" "n:$(val "$SYS/$1/$_k")" ||
+			{ echo "# $1 $_k"; return 1; }
+	done
+	eq "$(jget "$1" state)" "s:$(val "$SYS/$1/state")" &&
+	eq "$(jget "$1" reason)" "s:$(val "$SYS/$1/reason")" &&
+	eq "$(jget "$1" owner)" "s:$2"
+}
+
+# next_is NAME TEXT: the next step of NAME (JSON) starts with TEXT
+next_is() {
+	case "$(jget "$1" next)" in
+	"s:$2"*) return 0 ;;
+	esac
+	echo "# next of $1: '$(jget "$1" next)', expected 's:$2...'"
+	return 1
+}
+
+# text_agrees NAME OWNER: `nvme-hmb status NAME` says what sysfs says
+text_agrees() {
+	"$TOOL" status $CLI "$1" >"$T/text" 2>&1 || return 1
+	_s=$(val "$SYS/$1/size_kib")
+	if [ "$_s" = 0 ]; then
+		_h="none, limit_mib $(val "$SYS/$1/limit_mib")"
+	else
+		_h="($_s KiB) in $(val "$SYS/$1/nr_descs") descriptors, limit_mib $(val "$SYS/$1/limit_mib")"
+	fi
+	for _l in "$1: " "  owner:  $2" \
+		  "  state:  $(val "$SYS/$1/state") ($(val "$SYS/$1/reason"))" \
+		  "HMMAXD $(val "$SYS/$1/hmmaxd")" "$_h" "  next:   "; do
+		grep -q -F -- "$_l" "$T/text" || {
+			echo "# no '$_l' in:"
+			sed 's/^/# | /' "$T/text"
+			return 1
+		}
+	done
+}
+
+# names_ok: one object per controller: nvme-hmb's and the NVMe class's
+names_ok() {
+	_want=$(for _p in "$SYS"/* /sys/class/nvme/nvme*; do
+		[ -d "$_p" ] && echo "s:${_p##*/}"
+	done | sort -u)
+	_got=$(awk -F'\t' '$2 == "name" { print $3 }' "$FL" | sort)
+	eq "$_got" "$_want" &&
+	eq "$(awk -F'\t' '$2 == "name"' "$FL" | wc -l)" \
+	   "$(awk -F'\t' '{ print $1 }' "$FL" | sort -u | wc -l)"
+}
+
+# refused RC COMMAND...: COMMAND exits RC and prints nothing on stdout
+refused() {
+	_rc=$1
+	shift
+	"$@" >"$T/out" 2>"$T/err"
+	_r=$?
+	eq "$_r" "$_rc" && eq "$(cat "$T/out")" "" &&
+		[ -s "$T/err" ] || { echo "# stderr: $(cat "$T/err")"; return 1; }
+}
+
+# --- the emulated DRAM-less drive ------------------------------------------
+emu_mode() {
+	echo "1..27"
+	modprobe -r nvme_hmb_pci nvme_hmb_mock nvme_hmb 2>/dev/null
+	D=$SYS/$CTRL
+	# unload_reload [PARAM=V]: our modules out, nvme-pci reloaded
+	unload_reload() {
+		rmmod nvme_hmb_pci && rmmod nvme_hmb && reload_nvme "$@"
+	}
+	HMBP=/sys/kernel/nvme_hmb/$CTRL/limit_mib
+
+	check "reload nvme with its default cap, no nvme-hmb module" reload_nvme
+	"$TOOL" status "$CTRL" 2>&1 | sed 's/^/# /'
+	check "status --json: valid" status_json
+	pci_owns() {
+		feat_read &&
+		eq "$(jget "$CTRL" owner)" s:nvme-pci &&
+		eq "$(jget "$CTRL" state)" s:enabled &&
+		eq "$(jget "$CTRL" size_kib)" "n:$((FEAT_HSIZE * 4))" &&
+		eq "$(jget "$CTRL" nr_descs)" "n:$FEAT_HMDLEC" &&
+		eq "$(jget "$CTRL" get_features.ehm)" n:1 &&
+		eq "$(jget "$CTRL" limit_mib)" null
+	}
+	check "nvme-pci owns it: owner, size and descriptors of Get Features" \
+		pci_owns
+	asks_ok() {
+		eq "$(jget "$CTRL" hmpre_kib) $(jget "$CTRL" hmmin_kib)" \
+		   "n:65536 n:14336" &&
+		eq "$(jget "$CTRL" hmminds_kib) $(jget "$CTRL" hmmaxd)" \
+		   "n:4 n:1024"
+	}
+	check "what it asks, from Identify through nvme-cli (BG5-like)" asks_ok
+	ids_ok() {
+		eq "$(jget "$CTRL" serial)" \
+		   "s:$(sed 's/ *$//' "/sys/class/nvme/$CTRL/serial")" &&
+		eq "$(jget "$CTRL" model)" \
+		   "s:$(sed 's/ *$//' "/sys/class/nvme/$CTRL/model")"
+	}
+	check "model and serial from sysfs" ids_ok
+	check "next: hand it over with max_host_mem_size_mb=0" \
+		next_is "$CTRL" "nvme-pci runs it: put 'options nvme max_host_mem_size_mb=0'"
+	check "text: owner nvme-pci" sh -c \
+		"'$TOOL' status $CTRL | grep -qx '  owner:  nvme-pci'"
+
+	check "load nvme_hmb and nvme_hmb_pci beside nvme-pci's HMB" \
+		sh -c "modprobe nvme_hmb default_limit_mib=128 && modprobe nvme_hmb_pci && [ -d $D ]"
+	status_json
+	check "the engine says nvme-pci runs it: owner nvme-pci, JSON = sysfs" \
+		json_agrees "$CTRL" nvme-pci
+	check "the engine's reason is the foreign one" eq "$(jget "$CTRL" reason)" \
+		"s:another driver (nvme-pci) runs the HMB"
+	check "text agrees with sysfs" text_agrees "$CTRL" nvme-pci
+
+	check "rmmod nvme_hmb_pci nvme_hmb; reload nvme max_host_mem_size_mb=0" \
+		unload_reload max_host_mem_size_mb=0
+	status_json
+	nobody() {
+		eq "$(jget "$CTRL" owner)" s:nobody &&
+		eq "$(jget "$CTRL" state)" s:off &&
+		eq "$(jget "$CTRL" size_kib)" n:0 &&
+		eq "$(jget "$CTRL" get_features.ehm)" n:0
+	}
+	check "nobody owns it (nvme-pci at 0, nvme-hmb not loaded)" nobody
+	check "next: modprobe nvme_hmb_pci" \
+		next_is "$CTRL" "nvme_hmb_pci is not loaded: modprobe nvme_hmb_pci"
+
+	check "modprobe nvme_hmb default_limit_mib=128, nvme_hmb_pci" \
+		sh -c "modprobe nvme_hmb default_limit_mib=128 && modprobe nvme_hmb_pci && [ -d $D ]"
+	wait_for 10 sh -c "[ \$(cat $D/size_kib) = 65536 ]"
+	"$TOOL" status "$CTRL" 2>&1 | sed 's/^/# /'
+	status_json
+	check "nvme-hmb owns it: JSON = sysfs (64 MiB, granted)" \
+		json_agrees "$CTRL" nvme-hmb
+	gf_ok() {
+		eq "$(jget "$CTRL" get_features.hsize_kib)" "n:$(val "$D/size_kib")" &&
+		eq "$(jget "$CTRL" get_features.hmdlec)" "n:$(val "$D/nr_descs")"
+	}
+	check "Get Features in the JSON: what sysfs says" gf_ok
+	check "nothing to do next" eq "$(jget "$CTRL" next)" s:
+	text_gf_ok() {
+		text_agrees "$CTRL" nvme-hmb &&
+		grep -q "Get Features 0Dh: enabled, 64 MiB in $(val "$D/nr_descs") descriptors (agrees)" "$T/text"
+	}
+	check "text agrees with sysfs, and says Get Features agrees" text_gf_ok
+
+	check "limit_mib 8, below HMMIN (14 MiB): off" sh -c "echo 8 > $HMBP"
+	status_json
+	check "off below HMMIN: JSON = sysfs, owner nobody" \
+		json_agrees "$CTRL" nobody
+	check "next: raise limit_mib" next_is "$CTRL" \
+		"limit_mib 8 is below HMMIN 14 MiB: echo 64 > $HMBP"
+	echo 32 > "$HMBP"
+	status_json
+	check "limit_mib 32: limited, JSON = sysfs" json_agrees "$CTRL" nvme-hmb
+	check "next: all of HMPRE" next_is "$CTRL" \
+		"limit_mib 32 gives 32 of the 64 MiB the drive prefers (HMPRE): echo 64 > $HMBP"
+	check "text agrees with sysfs (limited)" text_agrees "$CTRL" nvme-hmb
+
+	echo 128 > "$HMBP"
+	check "no violation, no DMA error" emu_clean
+	check "unload, nvme-pci back to its defaults" \
+		unload_reload
+	rm -rf "$T"
+	ksft_end
+}
+
+# The emulated drive, where it may be touched: the test VM, or the user
+# named the controller.
+if { in_test_vm || [ "${NVME_HMB_TEST_DEVICE:-}" = "$CTRL" ]; } &&
+	emu_present; then
+	CLI=
+	emu_mode
+fi
+
+# --- mock controllers -------------------------------------------------------
+# Outside the test VM, sysfs only: no command to a real drive.
+CLI=
+in_test_vm || CLI=--no-nvme-cli
+ksft_mock_begin 26
+
+modprobe nvme_hmb default_limit_mib=128
+modprobe nvme_hmb_mock nr_ctrls=3 hmpre=16384,8192,16384 \
+	hmmin=3584,8192,3584 hmminds=1,512,1 hmmaxd=1024,16,1024
+echo 16 > $SYS/mock1/limit_mib	# below HMMIN: off
+echo 32 > $SYS/mock2/limit_mib	# limited
+"$TOOL" status $CLI 2>&1 | sed 's/^/# /'
+
+check "status --json: exit 0, valid JSON" status_json
+check "one object per controller (nvme-hmb's and /sys/class/nvme's)" \
+	names_ok
+check "mock0 (granted): JSON = sysfs, owner nvme-hmb" \
+	json_agrees mock0 nvme-hmb
+check "mock0: nothing to do next" eq "$(jget mock0 next)" s:
+check "mock1 (off, below HMMIN): JSON = sysfs, owner nobody" \
+	json_agrees mock1 nobody
+check "mock1: the reason is the HMMIN one" \
+	eq "$(jget mock1 reason)" "s:HMMIN above limit_mib"
+check "mock1: next raises limit_mib to HMPRE" next_is mock1 \
+	"limit_mib 16 is below HMMIN 32 MiB: echo 32 > $SYS/mock1/limit_mib"
+check "mock2 (limited): JSON = sysfs, owner nvme-hmb" \
+	json_agrees mock2 nvme-hmb
+check "mock2: the reason is the limit" \
+	eq "$(jget mock2 reason)" "s:limited by limit_mib"
+check "mock2: next raises limit_mib to HMPRE" next_is mock2 \
+	"limit_mib 32 gives 32 of the 64 MiB the drive prefers (HMPRE): echo 64 > $SYS/mock2/limit_mib"
+check "mock: no model, no serial, no Get Features" eq \
+	"$(jget mock0 model) $(jget mock0 serial) $(jget mock0 get_features)" \
+	"s: s: null"
+check "text: mock0 agrees with sysfs" text_agrees mock0 nvme-hmb
+check "text: mock1 agrees with sysfs" text_agrees mock1 nobody
+check "text: mock2 agrees with sysfs" text_agrees mock2 nvme-hmb
+
+one_ok() {
+	status_json mock1 &&
+	eq "$(awk -F'\t' '$2 == "name" { print $3 }' "$FL")" s:mock1
+}
+check "status mock1 --json: mock1 alone" one_ok
+check "no such controller: exit 1" refused 1 "$TOOL" status nosuch0
+check "unknown option: exit 2" refused 2 "$TOOL" status --frob
+check "help status" sh -c "'$TOOL' help status | grep -q -- --json"
+
+echo 0 > $SYS/mock0/limit_mib
+status_json
+check "mock0 turned off: JSON = sysfs, owner nobody" \
+	json_agrees mock0 nobody
+check "mock0: next turns it on" next_is mock0 \
+	"turned off with limit_mib 0: echo 64 > $SYS/mock0/limit_mib"
+
+if in_test_vm && [ -e "/sys/class/nvme/$CTRL" ]; then
+	# QEMU's own NVMe: Identify through nvme-cli, HMPRE 0
+	status_json
+	check "$CTRL (QEMU's NVMe, not managed): HMPRE 0 through nvme-cli" \
+		eq "$(jget "$CTRL" hmpre_kib) $(jget "$CTRL" owner)" "n:0 s:nobody"
+	check "$CTRL: the reason says it asks for none" eq "$(jget "$CTRL" reason)" \
+		"s:controller does not ask for HMB (HMPRE 0)"
+else
+	skip "QEMU's NVMe: HMPRE 0 through nvme-cli" "the test VM only"
+	skip "QEMU's NVMe: the reason" "the test VM only"
+fi
+
+# Hostile strings: a made-up sysfs (NVME_HMB_SYSROOT) whose model, serial
+# and reason hold quotes, backslashes, tabs and control characters.
+FAKE=$T/sysroot
+fake_ok() {
+	_c=$FAKE/sys/class/nvme/nvme7 _d=$FAKE/sys/kernel/nvme_hmb/nvme7
+	mkdir -p "$_c" "$_d" || return 1
+	printf 'A "quoted" \\ model\twith tab  \n' >"$_c/model"
+	printf 'S\001N\037\n' >"$_c/serial"
+	echo pcie >"$_c/transport"
+	for _k in hmpre_kib hmmin_kib hmminds_kib hmmaxd limit_mib size_kib \
+		  nr_descs; do
+		echo 4 >"$_d/$_k"
+	done
+	echo enabled >"$_d/state"
+	printf 'why \\"not\\"\n' >"$_d/reason"
+	# a subshell: the variables must not outlive the call
+	(
+		export NVME_HMB_SYSROOT="$FAKE"
+		export NVME_HMB_SYSFS="$FAKE/sys/kernel/nvme_hmb"
+		status_json --no-nvme-cli
+	) || return 1
+	eq "$(jget nvme7 model)" 's:A "quoted" \ model\twith tab' &&
+	eq "$(jget nvme7 serial)" 's:S\u0001N\u001f' &&
+	eq "$(jget nvme7 reason)" 's:why \"not\"' &&
+	eq "$(jget nvme7 owner)" s:nvme-hmb
+}
+check "quotes, backslashes, control characters: escaped, valid JSON" fake_ok
+none_ok() {
+	mkdir -p "$T/empty" &&
+	eq "$(NVME_HMB_SYSROOT=$T/empty NVME_HMB_SYSFS=$T/empty/nvme_hmb \
+		"$TOOL" status --json)" "[]"
+}
+check "no controllers at all: []" none_ok
+
+check "rmmod nvme_hmb_mock" rmmod nvme_hmb_mock
+status_json
+check "the mocks are gone from the JSON" \
+	eq "$(awk -F'\t' '$2 == "name" && $3 ~ /^s:mock/' "$FL")" ""
+
+rm -rf "$T"
+ksft_end
