@@ -24,6 +24,7 @@
 #define ATTR_HMDLAU	8
 #define ATTR_HMDLEC	12
 
+#if IS_ENABLED(CONFIG_KUNIT)
 /**
  * nvme_hmb_id_parse() - read the HMB fields of Identify Controller
  * @id_ctrl: the 4096-byte Identify Controller data structure
@@ -38,7 +39,8 @@ void nvme_hmb_id_parse(const void *id_ctrl, struct nvme_hmb_id *id)
 	id->hmminds = get_unaligned_le32(p + ID_HMMINDS);
 	id->hmmaxd = get_unaligned_le16(p + ID_HMMAXD);
 }
-EXPORT_SYMBOL_NS_GPL(nvme_hmb_id_parse, NVME_HMB_NS);
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_id_parse);
+#endif
 
 /**
  * nvme_hmb_encode_set() - build the dwords of Set Features 0Dh
@@ -64,7 +66,7 @@ void nvme_hmb_encode_set(struct nvme_hmb_set_cmd *cmd, bool enable, bool mr,
 	cmd->cdw14 = upper_32_bits(hmdla);
 	cmd->cdw15 = hmdlec;
 }
-EXPORT_SYMBOL_NS_GPL(nvme_hmb_encode_set, NVME_HMB_NS);
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_encode_set);
 
 /**
  * nvme_hmb_decode_attrs() - decode Get Features 0Dh
@@ -148,7 +150,7 @@ const char *nvme_hmb_status_str(int status)
 
 	return s ? s->name : "Unknown status";
 }
-EXPORT_SYMBOL_NS_GPL(nvme_hmb_status_str, NVME_HMB_NS);
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_status_str);
 
 /**
  * nvme_hmb_status_refused() - whether a command certainly had no effect
@@ -164,4 +166,4 @@ bool nvme_hmb_status_refused(int status)
 
 	return status > 0 && s && s->refused;
 }
-EXPORT_SYMBOL_NS_GPL(nvme_hmb_status_refused, NVME_HMB_NS);
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_status_refused);

@@ -51,6 +51,33 @@
 #endif
 
 /* ---------------------------------------------------------------------
+ * <kunit/visibility.h>
+ *
+ * 6.2 ("kunit: add macro to allow conditionally exposing static symbols
+ * to tests", backported to 6.1.y: Debian's 6.1 has it): VISIBLE_IF_KUNIT
+ * and EXPORT_SYMBOL_IF_KUNIT(), which exports into the namespace
+ * EXPORTED_FOR_KUNIT_TESTING only when CONFIG_KUNIT is set.  Older 6.1.y
+ * kernels get the same definitions here.  6.13 made the namespace a string
+ * literal, as for NVME_HMB_NS above.
+ */
+#if __has_include(<kunit/visibility.h>)
+#include <kunit/visibility.h>
+#elif IS_ENABLED(CONFIG_KUNIT)
+#define VISIBLE_IF_KUNIT
+#define EXPORT_SYMBOL_IF_KUNIT(symbol) \
+	EXPORT_SYMBOL_NS(symbol, EXPORTED_FOR_KUNIT_TESTING)
+#else
+#define VISIBLE_IF_KUNIT static
+#define EXPORT_SYMBOL_IF_KUNIT(symbol)
+#endif
+
+#if KERNEL_VERSION(6, 13, 0) <= LINUX_VERSION_CODE
+#define NVME_HMB_KUNIT_NS	"EXPORTED_FOR_KUNIT_TESTING"
+#else
+#define NVME_HMB_KUNIT_NS	EXPORTED_FOR_KUNIT_TESTING
+#endif
+
+/* ---------------------------------------------------------------------
  * <linux/shrinker.h>
  *
  * 6.7 ("mm: shrinker: add infrastructure for dynamically allocating

@@ -49,7 +49,6 @@ const char *nvme_hmb_state_str(enum nvme_hmb_state state)
 		return "unknown";
 	return nvme_hmb_state_strs[state];
 }
-EXPORT_SYMBOL_NS_GPL(nvme_hmb_state_str, NVME_HMB_NS);
 
 /* A size for messages: whole MiB when it is, KiB otherwise. */
 struct nvme_hmb_sz {
@@ -523,7 +522,7 @@ bool nvme_hmb_teardown_locked(struct nvme_hmb_ctrl *ctrl)
 	nvme_hmb_release(ctrl);
 	return true;
 }
-EXPORT_SYMBOL_NS_GPL(nvme_hmb_teardown_locked, NVME_HMB_NS);
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_teardown_locked);
 
 /**
  * nvme_hmb_forget_locked() - drop a buffer the controller may still use
@@ -786,7 +785,7 @@ int nvme_hmb_set_limit(struct nvme_hmb_ctrl *ctrl, u64 limit)
 	mutex_unlock(&ctrl->lock);
 	return ret;
 }
-EXPORT_SYMBOL_NS_GPL(nvme_hmb_set_limit, NVME_HMB_NS);
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_set_limit);
 
 /**
  * nvme_hmb_report_reset() - the controller was reset and is ready again
@@ -906,6 +905,7 @@ int nvme_hmb_start(struct nvme_hmb_ctrl *ctrl)
 }
 EXPORT_SYMBOL_NS_GPL(nvme_hmb_start, NVME_HMB_NS);
 
+#if IS_ENABLED(CONFIG_KUNIT)
 /**
  * nvme_hmb_set_alloc_hook() - install an allocation seam (tests only)
  * @ctrl: the controller
@@ -921,7 +921,8 @@ void nvme_hmb_set_alloc_hook(struct nvme_hmb_ctrl *ctrl,
 		memset(&ctrl->hook, 0, sizeof(ctrl->hook));
 	mutex_unlock(&ctrl->lock);
 }
-EXPORT_SYMBOL_NS_GPL(nvme_hmb_set_alloc_hook, NVME_HMB_NS);
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_set_alloc_hook);
+#endif
 
 /* ---------------------------------------------------------------------
  * Memory pressure: reclaim and regrow
@@ -947,7 +948,7 @@ u64 nvme_hmb_reclaimable(struct nvme_hmb_ctrl *ctrl, bool severe)
 		return 0;
 	return can - pending;
 }
-EXPORT_SYMBOL_NS_GPL(nvme_hmb_reclaimable, NVME_HMB_NS);
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_reclaimable);
 
 /**
  * nvme_hmb_reclaim_locked() - give memory back from the tail
@@ -962,7 +963,8 @@ EXPORT_SYMBOL_NS_GPL(nvme_hmb_reclaimable, NVME_HMB_NS);
  * by a smaller one, allocated first (without waiting for I/O); when that
  * cannot be had it is kept, unless severe pressure may turn it off.
  */
-void nvme_hmb_reclaim_locked(struct nvme_hmb_ctrl *ctrl, u64 want, bool severe)
+VISIBLE_IF_KUNIT void nvme_hmb_reclaim_locked(struct nvme_hmb_ctrl *ctrl,
+					      u64 want, bool severe)
 {
 	u64 floor = nvme_hmb_reclaim_floor(ctrl, severe);
 	u64 size = ctrl->buf.size, keep = size;
@@ -1046,7 +1048,7 @@ void nvme_hmb_reclaim_locked(struct nvme_hmb_ctrl *ctrl, u64 want, bool severe)
 			     "HMB reclaimed under memory pressure: %s -> %s\n",
 			     sz(&a, size), sz(&b, ctrl->buf.size));
 }
-EXPORT_SYMBOL_NS_GPL(nvme_hmb_reclaim_locked, NVME_HMB_NS);
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_reclaim_locked);
 
 static void nvme_hmb_reclaim_work(struct work_struct *work)
 {
@@ -1092,7 +1094,7 @@ static void nvme_hmb_reclaim_work(struct work_struct *work)
  * the memory to add plus an eighth of RAM is available: no allocation
  * while the system is still reclaiming, no oscillation.
  */
-void nvme_hmb_regrow_locked(struct nvme_hmb_ctrl *ctrl)
+VISIBLE_IF_KUNIT void nvme_hmb_regrow_locked(struct nvme_hmb_ctrl *ctrl)
 {
 	unsigned long quiet = nvme_hmb_regrow_quiet_sec * HZ *
 			      (ctrl->regrow_backoff ?: 1);
@@ -1137,7 +1139,7 @@ void nvme_hmb_regrow_locked(struct nvme_hmb_ctrl *ctrl)
 	dev_info_ratelimited(ctrl->port->dev, "HMB regrown: %s -> %s\n",
 			     sz(&a, before), sz(&b, ctrl->buf.size));
 }
-EXPORT_SYMBOL_NS_GPL(nvme_hmb_regrow_locked, NVME_HMB_NS);
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_regrow_locked);
 
 static void nvme_hmb_regrow_work(struct work_struct *work)
 {
@@ -1175,7 +1177,7 @@ int nvme_hmb_set_reclaim(struct nvme_hmb_ctrl *ctrl, int on, s64 floor)
 	mutex_unlock(&ctrl->lock);
 	return ret;
 }
-EXPORT_SYMBOL_NS_GPL(nvme_hmb_set_reclaim, NVME_HMB_NS);
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_set_reclaim);
 
 /* ---------------------------------------------------------------------
  * System sleep
@@ -1216,7 +1218,7 @@ void nvme_hmb_sleep(struct nvme_hmb_ctrl *ctrl, bool hibernate)
 out:
 	mutex_unlock(&ctrl->lock);
 }
-EXPORT_SYMBOL_NS_GPL(nvme_hmb_sleep, NVME_HMB_NS);
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_sleep);
 
 /**
  * nvme_hmb_wake() - after the system woke: give the HMB back
@@ -1259,7 +1261,7 @@ void nvme_hmb_wake(struct nvme_hmb_ctrl *ctrl, bool fresh)
 out:
 	mutex_unlock(&ctrl->lock);
 }
-EXPORT_SYMBOL_NS_GPL(nvme_hmb_wake, NVME_HMB_NS);
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_wake);
 
 /**
  * nvme_hmb_ctrl_init() - initialise the engine's per-controller work
@@ -1299,23 +1301,23 @@ u64 nvme_hmb_size(struct nvme_hmb_ctrl *ctrl)
 	return READ_ONCE(ctrl->state) == NVME_HMB_ENABLED ?
 	       READ_ONCE(ctrl->buf.size) : 0;
 }
-EXPORT_SYMBOL_NS_GPL(nvme_hmb_size, NVME_HMB_NS);
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_size);
 
 u32 nvme_hmb_nr_descs(struct nvme_hmb_ctrl *ctrl)
 {
 	return READ_ONCE(ctrl->state) == NVME_HMB_ENABLED ?
 	       READ_ONCE(ctrl->buf.nr_chunks) : 0;
 }
-EXPORT_SYMBOL_NS_GPL(nvme_hmb_nr_descs, NVME_HMB_NS);
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_nr_descs);
 
 enum nvme_hmb_state nvme_hmb_state(struct nvme_hmb_ctrl *ctrl)
 {
 	return READ_ONCE(ctrl->state);
 }
-EXPORT_SYMBOL_NS_GPL(nvme_hmb_state, NVME_HMB_NS);
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_state);
 
 enum nvme_hmb_reason nvme_hmb_reason(struct nvme_hmb_ctrl *ctrl)
 {
 	return READ_ONCE(ctrl->reason);
 }
-EXPORT_SYMBOL_NS_GPL(nvme_hmb_reason, NVME_HMB_NS);
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_reason);

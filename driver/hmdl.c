@@ -164,7 +164,6 @@ void nvme_hmb_buf_restore_list(struct device *dev, struct nvme_hmb_buf *buf)
 	buf->stale_dma = 0;
 	buf->stale_bytes = 0;
 }
-EXPORT_SYMBOL_NS_GPL(nvme_hmb_buf_restore_list, NVME_HMB_NS);
 
 /**
  * nvme_hmb_buf_init() - allocate the bookkeeping and the descriptor list
@@ -195,7 +194,7 @@ int nvme_hmb_buf_init(struct nvme_hmb_alloc_ctx *ax, struct nvme_hmb_buf *buf,
 	}
 	return 0;
 }
-EXPORT_SYMBOL_NS_GPL(nvme_hmb_buf_init, NVME_HMB_NS);
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_buf_init);
 
 static bool nvme_hmb_chunk_alloc(struct nvme_hmb_alloc_ctx *ax,
 				 struct nvme_hmb_buf *buf, u64 size)
@@ -290,7 +289,7 @@ void nvme_hmb_buf_grow(struct nvme_hmb_alloc_ctx *ax, struct nvme_hmb_buf *buf,
 	ax->descs_exhausted = buf->size < target &&
 			      buf->nr_chunks >= min(max_descs, buf->max_chunks);
 }
-EXPORT_SYMBOL_NS_GPL(nvme_hmb_buf_grow, NVME_HMB_NS);
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_buf_grow);
 
 /**
  * nvme_hmb_buf_trim() - free buffers from the tail down to @target
@@ -328,7 +327,7 @@ u64 nvme_hmb_buf_trim(struct device *dev, struct nvme_hmb_buf *buf,
 	}
 	return buf->size;
 }
-EXPORT_SYMBOL_NS_GPL(nvme_hmb_buf_trim, NVME_HMB_NS);
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_buf_trim);
 
 /**
  * nvme_hmb_buf_free() - free everything; safe to call again
@@ -349,7 +348,7 @@ void nvme_hmb_buf_free(struct device *dev, struct nvme_hmb_buf *buf)
 	kvfree(buf->chunks);
 	memset(buf, 0, sizeof(*buf));
 }
-EXPORT_SYMBOL_NS_GPL(nvme_hmb_buf_free, NVME_HMB_NS);
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_buf_free);
 
 /**
  * nvme_hmb_buf_write_descs() - write the descriptor list for @buf
@@ -380,4 +379,4 @@ u32 nvme_hmb_buf_write_descs(struct device *dev, struct nvme_hmb_buf *buf)
 		memset(&buf->descs[i], 0, sizeof(buf->descs[i]));
 	return pages;
 }
-EXPORT_SYMBOL_NS_GPL(nvme_hmb_buf_write_descs, NVME_HMB_NS);
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_buf_write_descs);

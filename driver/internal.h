@@ -40,7 +40,6 @@ struct sg_table;
  * cmd.c: Identify parsing, Set/Get Features 0Dh encoding, status names
  */
 
-void nvme_hmb_id_parse(const void *id_ctrl, struct nvme_hmb_id *id);
 void nvme_hmb_encode_set(struct nvme_hmb_set_cmd *cmd, bool enable, bool mr,
 			 u32 hsize, u64 hmdla, u32 hmdlec);
 const char *nvme_hmb_status_str(int status);
@@ -278,8 +277,6 @@ const char *nvme_hmb_state_str(enum nvme_hmb_state state);
 bool nvme_hmb_teardown_locked(struct nvme_hmb_ctrl *ctrl);
 void nvme_hmb_forget_locked(struct nvme_hmb_ctrl *ctrl);
 int nvme_hmb_set_limit(struct nvme_hmb_ctrl *ctrl, u64 limit);
-void nvme_hmb_set_alloc_hook(struct nvme_hmb_ctrl *ctrl,
-			     const struct nvme_hmb_alloc_hook *hook);
 u64 nvme_hmb_size(struct nvme_hmb_ctrl *ctrl);
 u32 nvme_hmb_nr_descs(struct nvme_hmb_ctrl *ctrl);
 enum nvme_hmb_state nvme_hmb_state(struct nvme_hmb_ctrl *ctrl);
@@ -287,12 +284,23 @@ enum nvme_hmb_reason nvme_hmb_reason(struct nvme_hmb_ctrl *ctrl);
 void nvme_hmb_ctrl_init(struct nvme_hmb_ctrl *ctrl);
 void nvme_hmb_ctrl_stop_work(struct nvme_hmb_ctrl *ctrl);
 u64 nvme_hmb_reclaimable(struct nvme_hmb_ctrl *ctrl, bool severe);
-void nvme_hmb_reclaim_locked(struct nvme_hmb_ctrl *ctrl, u64 want,
-			     bool severe);
-void nvme_hmb_regrow_locked(struct nvme_hmb_ctrl *ctrl);
 void nvme_hmb_sleep(struct nvme_hmb_ctrl *ctrl, bool hibernate);
 void nvme_hmb_wake(struct nvme_hmb_ctrl *ctrl, bool fresh);
 int nvme_hmb_set_reclaim(struct nvme_hmb_ctrl *ctrl, int on, s64 floor);
+
+/*
+ * Seen by the KUnit suites only (VISIBLE_IF_KUNIT, EXPORT_SYMBOL_IF_KUNIT):
+ * without CONFIG_KUNIT they are static or absent, and nothing of the
+ * engine's inside is exported.
+ */
+#if IS_ENABLED(CONFIG_KUNIT)
+void nvme_hmb_id_parse(const void *id_ctrl, struct nvme_hmb_id *id);
+void nvme_hmb_set_alloc_hook(struct nvme_hmb_ctrl *ctrl,
+			     const struct nvme_hmb_alloc_hook *hook);
+void nvme_hmb_reclaim_locked(struct nvme_hmb_ctrl *ctrl, u64 want,
+			     bool severe);
+void nvme_hmb_regrow_locked(struct nvme_hmb_ctrl *ctrl);
+#endif
 
 /* ---------------------------------------------------------------------
  * shrinker.c and pm.c

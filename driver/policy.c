@@ -49,7 +49,7 @@ const char *nvme_hmb_reason_str(enum nvme_hmb_reason reason)
 		return "unknown";
 	return nvme_hmb_reason_strs[reason];
 }
-EXPORT_SYMBOL_NS_GPL(nvme_hmb_reason_str, NVME_HMB_NS);
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_reason_str);
 
 /**
  * nvme_hmb_caps_from_id() - sanitise the Identify fields
@@ -83,7 +83,7 @@ void nvme_hmb_caps_from_id(const struct nvme_hmb_id *id,
 		caps->pref = caps->min;
 	}
 }
-EXPORT_SYMBOL_NS_GPL(nvme_hmb_caps_from_id, NVME_HMB_NS);
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_caps_from_id);
 
 /*
  * The page-allocator block a chunk of @size occupies: the smallest power
@@ -121,7 +121,7 @@ u64 nvme_hmb_chunk_next(const struct nvme_hmb_host *host, u64 size)
 	return round_down(nvme_hmb_chunk_block(host, size) / 2,
 			  host->granule);
 }
-EXPORT_SYMBOL_NS_GPL(nvme_hmb_chunk_next, NVME_HMB_NS);
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_chunk_next);
 
 /*
  * Whether @rest bytes can still be given in at most @left chunks, each
@@ -200,7 +200,7 @@ u64 nvme_hmb_chunk_pick(const struct nvme_hmb_host *host,
 	}
 	return cap;
 }
-EXPORT_SYMBOL_NS_GPL(nvme_hmb_chunk_pick, NVME_HMB_NS);
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_chunk_pick);
 
 /**
  * nvme_hmb_negotiate() - plan an HMB for a controller under host limits
@@ -270,7 +270,7 @@ enum nvme_hmb_reason nvme_hmb_negotiate(const struct nvme_hmb_caps *caps,
 
 	return plan->limit_reason;
 }
-EXPORT_SYMBOL_NS_GPL(nvme_hmb_negotiate, NVME_HMB_NS);
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_negotiate);
 
 /**
  * nvme_hmb_outcome() - the reason for what an allocation achieved
@@ -296,4 +296,4 @@ enum nvme_hmb_reason nvme_hmb_outcome(const struct nvme_hmb_caps *caps,
 		return NVME_HMB_R_HMMAXD;
 	return NVME_HMB_R_SHORT;
 }
-EXPORT_SYMBOL_NS_GPL(nvme_hmb_outcome, NVME_HMB_NS);
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_outcome);

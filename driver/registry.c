@@ -100,7 +100,7 @@ void nvme_hmb_sleep_all(bool hibernate)
 		nvme_hmb_sleep(ctrl, hibernate);
 	mutex_unlock(&nvme_hmb_ctrls_lock);
 }
-EXPORT_SYMBOL_NS_GPL(nvme_hmb_sleep_all, NVME_HMB_NS);
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_sleep_all);
 
 /**
  * nvme_hmb_wake_all() - give every HMB back after system sleep
@@ -116,4 +116,4 @@ void nvme_hmb_wake_all(bool fresh)
 		nvme_hmb_wake(ctrl, fresh);
 	mutex_unlock(&nvme_hmb_ctrls_lock);
 }
-EXPORT_SYMBOL_NS_GPL(nvme_hmb_wake_all, NVME_HMB_NS);
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_wake_all);

@@ -37,7 +37,7 @@
 #include "internal.h"
 
 unsigned long nvme_hmb_last_pressure;
-EXPORT_SYMBOL_NS_GPL(nvme_hmb_last_pressure, NVME_HMB_NS);
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_last_pressure);
 static struct shrinker *nvme_hmb_shrinker;
 
 static bool nvme_hmb_pressure_severe(void)

@@ -121,38 +121,56 @@ static ssize_t reason_show(struct kobject *kobj, struct kobj_attribute *attr,
 
 static struct kobj_attribute reason_attr = __ATTR_RO(reason);
 
-static ssize_t stats_show(struct kobject *kobj, struct kobj_attribute *attr,
-			  char *buf)
-{
-	const struct nvme_hmb_stats *s = &to_ctrl(kobj)->stats;
+/*
+ * stats/: one counter per file, as DAMON's sysfs interface does, so that a
+ * reader takes the one value it wants without parsing the others.  A named
+ * group is a directory of the controller's own kobject: @kobj is the
+ * controller's.
+ */
+#define NVME_HMB_STAT_ATTR(field)					\
+static ssize_t field##_show(struct kobject *kobj,			\
+			    struct kobj_attribute *attr, char *buf)	\
+{									\
+	const struct nvme_hmb_stats *s = &to_ctrl(kobj)->stats;	\
+									\
+	return sysfs_emit(buf, "%llu\n", READ_ONCE(s->field));		\
+}									\
+static struct kobj_attribute stat_##field##_attr = __ATTR_RO(field)
 
-	return sysfs_emit(buf,
-			  "enables %llu\n"
-			  "disables %llu\n"
-			  "resizes %llu\n"
-			  "alloc_failures %llu\n"
-			  "cmd_failures %llu\n"
-			  "mr_enables %llu\n"
-			  "mr_refusals %llu\n"
-			  "resets %llu\n"
-			  "verify_mismatches %llu\n"
-			  "setup_us %llu\n"
-			  "reclaims %llu\n"
-			  "pages_reclaimed %llu\n"
-			  "regrows %llu\n"
-			  "suspends %llu\n"
-			  "resumes %llu\n",
-			  READ_ONCE(s->enables), READ_ONCE(s->disables),
-			  READ_ONCE(s->resizes), READ_ONCE(s->alloc_failures),
-			  READ_ONCE(s->cmd_failures), READ_ONCE(s->mr_enables),
-			  READ_ONCE(s->mr_refusals), READ_ONCE(s->resets),
-			  READ_ONCE(s->verify_mismatches),
-			  READ_ONCE(s->setup_us), READ_ONCE(s->reclaims),
-			  READ_ONCE(s->pages_reclaimed), READ_ONCE(s->regrows),
-			  READ_ONCE(s->suspends), READ_ONCE(s->resumes));
-}
+NVME_HMB_STAT_ATTR(enables);
+NVME_HMB_STAT_ATTR(disables);
+NVME_HMB_STAT_ATTR(resizes);
+NVME_HMB_STAT_ATTR(alloc_failures);
+NVME_HMB_STAT_ATTR(cmd_failures);
+NVME_HMB_STAT_ATTR(mr_enables);
+NVME_HMB_STAT_ATTR(mr_refusals);
+NVME_HMB_STAT_ATTR(resets);
+NVME_HMB_STAT_ATTR(verify_mismatches);
+NVME_HMB_STAT_ATTR(setup_us);
+NVME_HMB_STAT_ATTR(reclaims);
+NVME_HMB_STAT_ATTR(pages_reclaimed);
+NVME_HMB_STAT_ATTR(regrows);
+NVME_HMB_STAT_ATTR(suspends);
+NVME_HMB_STAT_ATTR(resumes);
 
-static struct kobj_attribute stats_attr = __ATTR_RO(stats);
+static struct attribute *nvme_hmb_stats_attrs[] = {
+	&stat_enables_attr.attr,
+	&stat_disables_attr.attr,
+	&stat_resizes_attr.attr,
+	&stat_alloc_failures_attr.attr,
+	&stat_cmd_failures_attr.attr,
+	&stat_mr_enables_attr.attr,
+	&stat_mr_refusals_attr.attr,
+	&stat_resets_attr.attr,
+	&stat_verify_mismatches_attr.attr,
+	&stat_setup_us_attr.attr,
+	&stat_reclaims_attr.attr,
+	&stat_pages_reclaimed_attr.attr,
+	&stat_regrows_attr.attr,
+	&stat_suspends_attr.attr,
+	&stat_resumes_attr.attr,
+	NULL
+};
 
 static ssize_t reclaim_show(struct kobject *kobj, struct kobj_attribute *attr,
 			    char *buf)
@@ -209,12 +227,25 @@ static struct attribute *nvme_hmb_ctrl_attrs[] = {
 	&nr_descs_attr.attr,
 	&state_attr.attr,
 	&reason_attr.attr,
-	&stats_attr.attr,
 	&reclaim_attr.attr,
 	&reclaim_floor_mib_attr.attr,
 	NULL
 };
-ATTRIBUTE_GROUPS(nvme_hmb_ctrl);
+
+static const struct attribute_group nvme_hmb_ctrl_group = {
+	.attrs	= nvme_hmb_ctrl_attrs,
+};
+
+static const struct attribute_group nvme_hmb_stats_group = {
+	.name	= "stats",
+	.attrs	= nvme_hmb_stats_attrs,
+};
+
+static const struct attribute_group *nvme_hmb_ctrl_groups[] = {
+	&nvme_hmb_ctrl_group,
+	&nvme_hmb_stats_group,
+	NULL
+};
 
 static void nvme_hmb_ctrl_release(struct kobject *kobj)
 {

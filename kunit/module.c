@@ -12,3 +12,4 @@ MODULE_DESCRIPTION("KUnit suites for the nvme-hmb engine");
 MODULE_AUTHOR("nvme-hmb developers");
 MODULE_LICENSE("GPL");
 MODULE_IMPORT_NS(NVME_HMB_NS);
+MODULE_IMPORT_NS(NVME_HMB_KUNIT_NS);

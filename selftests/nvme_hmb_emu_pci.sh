@@ -282,7 +282,7 @@ check "I/O at the end" io_ok 16
 check "no violation, no DMA error at the end" emu_clean
 timeline "end"
 echo "# drive: $(for k in $EMU_KEYS; do printf '%s=%s ' $k "$(emu $k)"; done)"
-echo "# stats: $(tr '\n' ' ' < "$D/stats")"
+echo "# stats: $(stats_line "$CTRL")"
 
 rm -rf "$T" "$T.bg"
 ksft_end

@@ -81,5 +81,5 @@ if [ "${NVME_HMB_REAL_S3:-0}" = 1 ]; then
 fi
 
 check "no violation after every cycle" eq "$(val $DBG/$C/violations)" 0
-echo "# stats: $(tr '\n' ' ' < $SYS/$C/stats)"
+echo "# stats: $(stats_line $C)"
 ksft_end

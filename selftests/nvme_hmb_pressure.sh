@@ -115,7 +115,7 @@ else
 	done
 fi
 check "the mock agrees at the end, no violation" agree $C
-echo "# stats: $(tr '\n' ' ' < $SYS/$C/stats)"
+echo "# stats: $(stats_line $C)"
 dmesg | grep -E 'HMB (reclaimed|regrown)' | sed 's/^/# dmesg: /'
 
 

@@ -48,8 +48,8 @@ resetter() { # resetter NAME
 resizer mock0 1 & resizer mock0 2 & resizer mock1 3 &
 dropper & resetter mock0 & resetter mock1 &
 wait
-echo "# mock0: $(tr '\n' ' ' < $SYS/mock0/stats)"
-echo "# mock1: $(tr '\n' ' ' < $SYS/mock1/stats)"
+echo "# mock0: $(stats_line mock0)"
+echo "# mock1: $(stats_line mock1)"
 
 settled() { # settled NAME: enabled or off, never stuck in between
 	_st=$(val $SYS/$1/state)

@@ -21,7 +21,7 @@ check "three controller directories" \
 
 modes_ok() {
 	for f in hmpre_kib hmmin_kib hmminds_kib hmmaxd size_kib nr_descs \
-		 state reason stats; do
+		 state reason; do
 		eq "$(stat -c %a $SYS/mock0/$f)" 444 || return 1
 	done
 	for f in limit_mib reclaim reclaim_floor_mib; do
@@ -73,12 +73,14 @@ stats_ok() {
 	for k in enables disables resizes alloc_failures cmd_failures \
 		 mr_enables mr_refusals resets verify_mismatches setup_us \
 		 reclaims pages_reclaimed regrows suspends resumes; do
-		grep -q "^$k [0-9][0-9]*$" $SYS/mock0/stats || {
-			echo "# stats: no '$k'"
+		grep -qx "[0-9][0-9]*" $SYS/mock0/stats/$k || {
+			echo "# stats/$k: missing or not a number"
 			return 1
 		}
+		eq "$(stat -c %a $SYS/mock0/stats/$k)" 444 || return 1
 	done
-	eq "$(grep '^resizes ' $SYS/mock0/stats)" "resizes 3"
+	eq "$(ls $SYS/mock0/stats | wc -l)" 15 &&
+	eq "$(stat_of mock0 resizes)" 3
 }
 check "stats has every key, resizes counted" stats_ok
 
@@ -131,7 +133,7 @@ racer() { # racer SEED
 	_i=0
 	while [ $_i -lt 25 ]; do
 		echo $(( (_i * 7 + $1 * 13) % 80 )) > $SYS/mock0/limit_mib
-		cat $SYS/mock0/size_kib $SYS/mock0/stats > /dev/null
+		cat $SYS/mock0/size_kib $SYS/mock0/stats/* > /dev/null
 		_i=$((_i + 1))
 	done 2>/dev/null
 }
@@ -152,7 +154,7 @@ check "concurrent resizes and reclaim end consistent" race_ok
 
 # Controllers removed while a reader holds a file open.
 exec 3< $SYS/mock0/size_kib
-exec 4< $SYS/mock2/stats
+exec 4< $SYS/mock2/stats/resizes
 racer 5 &
 check "rmmod with files held open, a writer running" rmmod nvme_hmb_mock
 wait

@@ -535,7 +535,7 @@ void nvme_hmb_mock_view(struct nvme_hmb_mock *mock,
 	view->hmdlec = mock->ehm ? mock->hmdlec : 0;
 	mutex_unlock(&mock->lock);
 }
-EXPORT_SYMBOL_NS_GPL(nvme_hmb_mock_view, NVME_HMB_NS);
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_mock_view);
 
 /**
  * nvme_hmb_mock_check() - verify the whole pattern now
@@ -550,7 +550,7 @@ void nvme_hmb_mock_check(struct nvme_hmb_mock *mock)
 	}
 	mutex_unlock(&mock->lock);
 }
-EXPORT_SYMBOL_NS_GPL(nvme_hmb_mock_check, NVME_HMB_NS);
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_mock_check);
 
 /**
  * nvme_hmb_mock_fail_sets() - fail coming Set Features commands
@@ -571,7 +571,7 @@ void nvme_hmb_mock_fail_sets(struct nvme_hmb_mock *mock, unsigned int skip,
 	mock->fail_set_executed = false;
 	mutex_unlock(&mock->lock);
 }
-EXPORT_SYMBOL_NS_GPL(nvme_hmb_mock_fail_sets, NVME_HMB_NS);
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_mock_fail_sets);
 
 /**
  * nvme_hmb_mock_fail_set_executed() - carry out a Set Features, then fail it
@@ -590,7 +590,7 @@ void nvme_hmb_mock_fail_set_executed(struct nvme_hmb_mock *mock,
 	mock->fail_set_executed = status > 0;
 	mutex_unlock(&mock->lock);
 }
-EXPORT_SYMBOL_NS_GPL(nvme_hmb_mock_fail_set_executed, NVME_HMB_NS);
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_mock_fail_set_executed);
 
 /**
  * nvme_hmb_mock_fail_set() - fail one coming Set Features
@@ -603,7 +603,7 @@ void nvme_hmb_mock_fail_set(struct nvme_hmb_mock *mock, unsigned int skip,
 {
 	nvme_hmb_mock_fail_sets(mock, skip, 1, status);
 }
-EXPORT_SYMBOL_NS_GPL(nvme_hmb_mock_fail_set, NVME_HMB_NS);
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_mock_fail_set);
 
 /**
  * nvme_hmb_mock_fail_get() - fail the next Get Features
@@ -616,7 +616,7 @@ void nvme_hmb_mock_fail_get(struct nvme_hmb_mock *mock, int status)
 	mock->fail_get_status = status;
 	mutex_unlock(&mock->lock);
 }
-EXPORT_SYMBOL_NS_GPL(nvme_hmb_mock_fail_get, NVME_HMB_NS);
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_mock_fail_get);
 
 /**
  * nvme_hmb_mock_raw_set() - send a Set Features as the host would
@@ -630,7 +630,7 @@ int nvme_hmb_mock_raw_set(struct nvme_hmb_mock *mock,
 {
 	return mock_set_features(&mock->port, cmd);
 }
-EXPORT_SYMBOL_NS_GPL(nvme_hmb_mock_raw_set, NVME_HMB_NS);
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_mock_raw_set);
 
 /**
  * nvme_hmb_mock_reset() - a Controller Level Reset
@@ -647,13 +647,13 @@ void nvme_hmb_mock_reset(struct nvme_hmb_mock *mock)
 	cancel_delayed_work_sync(&mock->touch);
 	nvme_hmb_report_reset(mock->hmb);
 }
-EXPORT_SYMBOL_NS_GPL(nvme_hmb_mock_reset, NVME_HMB_NS);
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_mock_reset);
 
 struct nvme_hmb_ctrl *nvme_hmb_mock_ctrl(struct nvme_hmb_mock *mock)
 {
 	return mock->hmb;
 }
-EXPORT_SYMBOL_NS_GPL(nvme_hmb_mock_ctrl, NVME_HMB_NS);
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_mock_ctrl);
 
 /* debugfs: nvme_hmb_mock/<name>/ */
 
@@ -825,7 +825,7 @@ err_free:
 	kfree(mock);
 	return ERR_PTR(ret);
 }
-EXPORT_SYMBOL_NS_GPL(nvme_hmb_mock_create, NVME_HMB_NS);
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_mock_create);
 
 /**
  * nvme_hmb_mock_destroy() - detach and remove a mock controller
@@ -853,7 +853,7 @@ void nvme_hmb_mock_destroy(struct nvme_hmb_mock *mock)
 	kfree(mock->list);
 	kfree(mock);
 }
-EXPORT_SYMBOL_NS_GPL(nvme_hmb_mock_destroy, NVME_HMB_NS);
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_mock_destroy);
 
 static unsigned int mock_param(const unsigned int *vals, unsigned int nr,
 			       unsigned int i)
