@@ -14,6 +14,7 @@
 #include <linux/kernel.h>
 #include <linux/kobject.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 #include <linux/sysfs.h>
 
 #include "internal.h"
@@ -22,13 +23,16 @@ static struct kobject *nvme_hmb_root;
 
 /*
  * A decimal number from user space, strictly: digits and an optional
- * trailing newline (kstrtouint() would also take a leading '+').
+ * trailing newline.  kstrtouint() would also take a leading '+', and it
+ * stops at a NUL byte: "5\0garbage" would be read as 5, so the write is
+ * checked to hold no NUL in its @count bytes.
  */
-static int nvme_hmb_parse(const char *buf, unsigned int max, unsigned int *val)
+static int nvme_hmb_parse(const char *buf, size_t count, unsigned int max,
+			  unsigned int *val)
 {
 	int ret;
 
-	if (buf[0] == '+')
+	if (strnlen(buf, count) != count || buf[0] == '+')
 		return -EINVAL;
 	ret = kstrtouint(buf, 10, val);
 	if (ret)
@@ -66,7 +70,7 @@ static ssize_t limit_mib_store(struct kobject *kobj,
 	unsigned int mib;
 	int ret;
 
-	ret = nvme_hmb_parse(buf, NVME_HMB_LIMIT_MAX_MIB, &mib);
+	ret = nvme_hmb_parse(buf, count, NVME_HMB_LIMIT_MAX_MIB, &mib);
 	if (ret)
 		return ret;
 	ret = nvme_hmb_set_limit(to_ctrl(kobj), (u64)mib << 20);
@@ -184,7 +188,7 @@ static ssize_t reclaim_store(struct kobject *kobj, struct kobj_attribute *attr,
 	unsigned int on;
 	int ret;
 
-	ret = nvme_hmb_parse(buf, 1, &on);
+	ret = nvme_hmb_parse(buf, count, 1, &on);
 	if (ret)
 		return ret;
 	ret = nvme_hmb_set_reclaim(to_ctrl(kobj), on, -1);
@@ -207,7 +211,7 @@ static ssize_t reclaim_floor_mib_store(struct kobject *kobj,
 	unsigned int mib;
 	int ret;
 
-	ret = nvme_hmb_parse(buf, NVME_HMB_LIMIT_MAX_MIB, &mib);
+	ret = nvme_hmb_parse(buf, count, NVME_HMB_LIMIT_MAX_MIB, &mib);
 	if (ret)
 		return ret;
 	ret = nvme_hmb_set_reclaim(to_ctrl(kobj), -1, (s64)mib << 20);

@@ -529,32 +529,109 @@ static void get_features_fails(struct kunit *test)
 }
 
 /*
- * A scenario of 7 Set Features (enable, shrink: disable + enable, grow:
- * disable + enable, suspend, resume); fail the n-th with an error status.
- * Whatever fails, the end state is consistent with the mock and nothing
- * the controller owns was freed.
+ * What fail_each_step() expects when the n-th Set Features of its scenario
+ * fails: what each of the three resizes returns, the state after the
+ * sleep, and the state at the end.  The scenario sends #0 enable (64
+ * MiB), #1 disable and #2 enable (shrink to 32), #3 disable and #4 enable
+ * (grow to 48), #5 disable (suspend), #6 enable with MR=1 (resume).
+ *  - A refused enable frees the buffer (-EIO, off); the next resize sets
+ *    up afresh.  After #4 nothing does: the HMB stays off through sleep.
+ *  - A refused disable leaves the controller owning the memory (-EIO,
+ *    failed): resizes are refused (-EBUSY) and sleep changes nothing until
+ *    the controller is reset.
+ *  - A refused return (MR=1) is followed by a fresh enable.
+ */
+struct fail_step {
+	int ret[3];
+	enum nvme_hmb_state asleep;
+	enum nvme_hmb_state end;
+};
+
+static const struct fail_step fail_steps[] = {
+	{ { -EIO, 0, 0 }, NVME_HMB_SUSPENDED, NVME_HMB_ENABLED },
+	{ { 0, -EIO, -EBUSY }, NVME_HMB_FAILED, NVME_HMB_ENABLED },
+	{ { 0, -EIO, 0 }, NVME_HMB_SUSPENDED, NVME_HMB_ENABLED },
+	{ { 0, 0, -EIO }, NVME_HMB_FAILED, NVME_HMB_ENABLED },
+	{ { 0, 0, -EIO }, NVME_HMB_OFF, NVME_HMB_OFF },
+	{ { 0, 0, 0 }, NVME_HMB_FAILED, NVME_HMB_ENABLED },
+	{ { 0, 0, 0 }, NVME_HMB_SUSPENDED, NVME_HMB_ENABLED },
+	{ { 0, 0, 0 }, NVME_HMB_SUSPENDED, NVME_HMB_ENABLED },
+};
+
+/*
+ * While the state is failed the controller still owns the memory the
+ * engine keeps: the mock has it enabled and saw no breach.
+ */
+static void expect_agree_or_owned(struct kunit *test)
+{
+	struct ctrl_test *t = test->priv;
+	struct nvme_hmb_mock_view v;
+
+	if (nvme_hmb_state(t->ctrl) != NVME_HMB_FAILED) {
+		expect_agree(test);
+		return;
+	}
+	nvme_hmb_mock_check(t->mock);
+	nvme_hmb_mock_view(t->mock, &v);
+	KUNIT_EXPECT_TRUE(test, v.ehm);
+	KUNIT_EXPECT_EQ(test, v.violations, 0);
+}
+
+/*
+ * The scenario above, failing the n-th command with an error status that
+ * says it was not carried out (n = 7: none fails).  Every step is checked
+ * against the table; throughout, the engine and the mock agree and
+ * nothing the controller owns was freed.  A failed state is ended by a
+ * controller reset, after which the HMB is enabled again.
  */
 static void fail_each_step(struct kunit *test)
 {
+	static const u64 limits[] = { MIB(64), MIB(32), MIB(48) };
+	const struct fail_step *f;
+	struct nvme_hmb_mock_view v;
 	struct ctrl_test *t;
-	int n;
+	unsigned int n, i;
+	int ret;
 
-	for (n = 0; n <= 7; n++) {
+	for (n = 0; n < ARRAY_SIZE(fail_steps); n++) {
+		f = &fail_steps[n];
 		new_mock(test, &bg5);
 		t = test->priv;
 		nvme_hmb_mock_fail_set(t->mock, n, INVALID_FIELD);
-		nvme_hmb_set_limit(t->ctrl, MIB(64));
-		nvme_hmb_set_limit(t->ctrl, MIB(32));
-		nvme_hmb_set_limit(t->ctrl, MIB(48));
+		for (i = 0; i < ARRAY_SIZE(limits); i++) {
+			ret = nvme_hmb_set_limit(t->ctrl, limits[i]);
+			KUNIT_EXPECT_EQ_MSG(test, ret, f->ret[i], "n=%u step %u",
+					    n, i);
+			if (!ret)
+				KUNIT_EXPECT_EQ_MSG(test, nvme_hmb_size(t->ctrl),
+						    limits[i], "n=%u step %u",
+						    n, i);
+			expect_agree_or_owned(test);
+		}
+
 		nvme_hmb_sleep(t->ctrl, false);
+		KUNIT_EXPECT_EQ_MSG(test, nvme_hmb_state(t->ctrl), f->asleep,
+				    "n=%u", n);
+		expect_agree_or_owned(test);
+
 		nvme_hmb_wake(t->ctrl, false);
-		if (nvme_hmb_state(t->ctrl) == NVME_HMB_FAILED)
+		if (f->asleep == NVME_HMB_FAILED) {
+			KUNIT_EXPECT_EQ_MSG(test, nvme_hmb_state(t->ctrl),
+					    NVME_HMB_FAILED, "n=%u", n);
 			nvme_hmb_mock_reset(t->mock);
-		KUNIT_EXPECT_NE_MSG(test, nvme_hmb_state(t->ctrl),
-				    NVME_HMB_FAILED, "n=%d", n);
-		KUNIT_EXPECT_NE_MSG(test, nvme_hmb_state(t->ctrl),
-				    NVME_HMB_SUSPENDED, "n=%d", n);
+		} else if (f->end == NVME_HMB_ENABLED) {
+			KUNIT_EXPECT_EQ_MSG(test, nvme_hmb_size(t->ctrl),
+					    MIB(48), "n=%u", n);
+		}
+		KUNIT_EXPECT_EQ_MSG(test, nvme_hmb_state(t->ctrl), f->end,
+				    "n=%u", n);
+		KUNIT_EXPECT_EQ_MSG(test, t->ctrl->stats.mr_refusals,
+				    n == 6 ? 1 : 0, "n=%u", n);
 		expect_agree(test);
+		/* The one failure asked for happened, and no other. */
+		nvme_hmb_mock_view(t->mock, &v);
+		KUNIT_EXPECT_EQ_MSG(test, v.rejected, n < 7 ? 1 : 0,
+				    "n=%u", n);
 		ctrl_test_exit(test);
 		t->mock = NULL;
 	}

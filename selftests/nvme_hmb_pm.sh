@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # nvme-hmb system-sleep selftest (TAP 13): suspend (pm_test levels of
-# freeze and mem) disables the HMB and returns it with MR=1, pattern
-# intact; hibernation (pm_test levels of disk) frees it and sets it up
-# fresh; with NVME_HMB_REAL_S3=1 also a real S3 cycle woken by the RTC.
+# freeze and mem) disables the HMB, keeps it, and returns it with MR=1,
+# pattern intact; hibernation (pm_test levels of disk) disables and frees
+# it before the image and sets it up fresh (MR=0); with NVME_HMB_REAL_S3=1
+# also a real S3 cycle woken by the RTC.
 #
 # Exit: 0 all passed, 1 a test failed, 4 skipped (not root, modules or
 # /sys/power/pm_test absent).
@@ -33,27 +34,41 @@ check "BG5-like mock at 64 MiB" eq "$(val $SYS/$C/size_kib)" 65536
 echo 0 > $SYS/$C/reclaim	# keep sizes steady: this test is about sleep
 echo 1 > /sys/module/suspend/parameters/pm_test_delay 2>/dev/null
 
-# cycle STATE LEVEL: one pm_test cycle, then what must hold after it
+# cycle STATE LEVEL: one pm_test cycle, then what must hold after it.
+# "During" is what the mock sampled when the sleep began, after the
+# engine's notifier and before tasks froze (mock.c, "System sleep"): one
+# sample, host memory disabled, and the buffer kept for suspend, freed
+# for hibernation.
 cycle() {
 	_mr=$(val $DBG/$C/mr_returns)
 	_sus=$(stat_of $C suspends)
+	_res=$(stat_of $C resumes)
 	_set=$(val $DBG/$C/set_cmds)
+	_smp=$(val $DBG/$C/sleep_samples)
+	_ehm=$(val $DBG/$C/sleep_ehm)
+	_held=$(val $DBG/$C/sleep_held)
 	echo "$2" > /sys/power/pm_test || return 1
 	echo "$1" > /sys/power/state || {
 		echo "# echo $1 > /sys/power/state failed at level $2"
 		return 1
 	}
 	echo none > /sys/power/pm_test
+	eq "$(val $DBG/$C/sleep_samples)" $((_smp + 1)) &&
+	eq "$(val $DBG/$C/sleep_ehm)" "$_ehm" &&
 	eq "$(stat_of $C suspends)" $((_sus + 1)) &&
+	eq "$(stat_of $C resumes)" $((_res + 1)) &&
 	eq "$(val $SYS/$C/size_kib)" 65536 &&
 	eq "$(val $SYS/$C/reason)" granted &&
+	eq "$(val $DBG/$C/set_cmds)" $((_set + 2)) &&
 	agree $C || return 1
-	# Suspend returns the buffer (MR=1); hibernation gives a fresh one.
+	# Suspend returns the buffer (MR=1); hibernation frees it before the
+	# image and sets up a fresh one (MR=0) after.
 	if [ "$1" = disk ]; then
+		eq "$(val $DBG/$C/sleep_held)" "$_held" &&
 		eq "$(val $DBG/$C/mr_returns)" "$_mr"
 	else
-		eq "$(val $DBG/$C/mr_returns)" $((_mr + 1)) &&
-		eq "$(val $DBG/$C/set_cmds)" $((_set + 2))
+		eq "$(val $DBG/$C/sleep_held)" $((_held + 1)) &&
+		eq "$(val $DBG/$C/mr_returns)" $((_mr + 1))
 	fi
 }
 
@@ -71,13 +86,19 @@ done
 if [ "${NVME_HMB_REAL_S3:-0}" = 1 ]; then
 	real_s3() {
 		_mr=$(val $DBG/$C/mr_returns)
+		_smp=$(val $DBG/$C/sleep_samples)
+		_ehm=$(val $DBG/$C/sleep_ehm)
+		_held=$(val $DBG/$C/sleep_held)
 		echo none > /sys/power/pm_test
 		echo 0 > /sys/class/rtc/rtc0/wakealarm
 		echo +3 > /sys/class/rtc/rtc0/wakealarm
 		echo mem > /sys/power/state || return 1
+		eq "$(val $DBG/$C/sleep_samples)" $((_smp + 1)) &&
+		eq "$(val $DBG/$C/sleep_ehm)" "$_ehm" &&
+		eq "$(val $DBG/$C/sleep_held)" $((_held + 1)) &&
 		eq "$(val $DBG/$C/mr_returns)" $((_mr + 1)) && agree $C
 	}
-	check "real S3, woken by the RTC: returned with MR=1" real_s3
+	check "real S3, woken by the RTC: off during, returned with MR=1" real_s3
 fi
 
 check "no violation after every cycle" eq "$(val $DBG/$C/violations)" 0

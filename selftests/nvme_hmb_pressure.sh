@@ -11,7 +11,7 @@
 
 . "$(dirname "$0")/ksft_lib"
 
-ksft_begin 13
+ksft_begin 18
 
 C=mock0
 QUIET=8
@@ -63,13 +63,21 @@ sleep 2
 check "reclaim 0: drop_caches leaves it alone" at 65536
 echo 1 > $SYS/$C/reclaim
 echo 40 > $SYS/$C/reclaim_floor_mib
+rc0=$(stat_of $C reclaims)
 echo 2 > /proc/sys/vm/drop_caches
-wait_for 10 settled_below 65536
+# The floor must hold against a reclaim that did happen: one that did
+# nothing would pass "never below" too.
+check "reclaim_floor_mib 40: drop_caches still reclaims" \
+	wait_for 10 settled_below 65536
 sleep 1
-check "reclaim_floor_mib 40: never below 40 MiB" \
-	sh -c "[ $(val $SYS/$C/size_kib) -ge 40960 ]"
+floor_size=$(val $SYS/$C/size_kib)
+timeline "floor 40 MiB, after drop_caches"
+check "reclaim_floor_mib 40: counted as a reclaim" \
+	test "$(stat_of $C reclaims)" -gt "$rc0"
+check "reclaim_floor_mib 40: never below 40 MiB ($floor_size KiB)" \
+	test "$floor_size" -ge 40960
 echo 0 > $SYS/$C/reclaim_floor_mib
-wait_for 60 at 65536
+check "regrows to 64 MiB after the floor test" wait_for 60 at 65536
 timeline "floor test done"
 
 # A real memory hog: unswappable tmpfs pages, 4 MiB at a time, until the
@@ -84,6 +92,12 @@ if vm_only; then
 	old_min_free=$(cat /proc/sys/vm/min_free_kbytes)
 	echo 49152 > /proc/sys/vm/min_free_kbytes
 	free_kib() { sed -n 's/MemFree: *\([0-9]*\).*/\1/p' /proc/meminfo; }
+	# The hog must find the HMB whole, and count its own reclaims and
+	# regrows: a size already below 64 MiB, or one that never came back,
+	# would pass "shrank" and "regrows" without any pressure.
+	check "at 64 MiB before the hog" at 65536
+	rc0=$(stat_of $C reclaims)
+	rg0=$(stat_of $C regrows)
 	i=0
 	min_size=65536
 	while [ "$(free_kib)" -gt 8192 ] && [ $i -lt 1000 ]; do
@@ -100,17 +114,20 @@ if vm_only; then
 	[ "$s" -lt "$min_size" ] && min_size=$s
 	timeline "hog at its peak ($((i * 4)) MiB)"
 	check "the hog shrank the HMB (smallest seen: $min_size KiB)" \
-		sh -c "[ $min_size -lt 65536 ]"
+		sh -c "[ $min_size -lt 65536 ] &&
+		       [ $(stat_of $C reclaims) -gt $rc0 ]"
 	check "the mock agrees under the hog" agree $C
 	rm -f /tmp/hog/f*
 	umount /tmp/hog
 	echo "$old_min_free" > /proc/sys/vm/min_free_kbytes
 	timeline "hog gone"
 	check "regrows after the hog is gone" wait_for 90 at 65536
+	check "the regrow was counted" test "$(stat_of $C regrows)" -gt "$rg0"
 	timeline "regrown"
 else
-	for w in "the hog shrank the HMB" "the mock agrees under the hog" \
-		 "regrows after the hog is gone"; do
+	for w in "at 64 MiB before the hog" "the hog shrank the HMB" \
+		 "the mock agrees under the hog" \
+		 "regrows after the hog is gone" "the regrow was counted"; do
 		skip "$w" "the memory hog runs in the test VM only (NVME_HMB_ALLOW_UNSAFE=1 to run it here)"
 	done
 fi

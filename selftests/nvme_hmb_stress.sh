@@ -14,7 +14,7 @@
 
 . "$(dirname "$0")/ksft_lib"
 
-ksft_begin 6
+ksft_begin 9
 
 SECS=${NVME_HMB_STRESS_SECS:-30}
 modprobe nvme_hmb default_limit_mib=64 regrow_quiet_sec=1
@@ -26,12 +26,21 @@ check "two mocks enabled" sh -c \
 end=$(( $(cut -d. -f1 /proc/uptime) + SECS ))
 running() { [ "$(cut -d. -f1 /proc/uptime)" -lt "$end" ]; }
 
-resizer() { # resizer NAME SEED
-	_i=$2
+# Each worker leaves "successes failures" in $T/NAME and the messages of
+# its failed writes in $T/NAME.err: a storm in which nothing happened, or
+# in which every write failed, must not pass.
+T=$(mktemp -d)
+resizer() { # resizer TAG NAME SEED
+	_i=$3 _ok=0 _bad=0
 	while running; do
-		echo $(( (_i * 37) % 80 )) > $SYS/$1/limit_mib
+		if echo $(( (_i * 37) % 80 )) > $SYS/$2/limit_mib; then
+			_ok=$((_ok + 1))
+		else
+			_bad=$((_bad + 1))
+		fi
 		_i=$((_i + 1))
-	done 2>/dev/null
+	done 2>> $T/$1.err
+	echo "$_ok $_bad" > $T/$1
 }
 dropper() {
 	while running; do
@@ -39,17 +48,59 @@ dropper() {
 		sleep 1
 	done
 }
-resetter() { # resetter NAME
+resetter() { # resetter TAG NAME
+	_ok=0 _bad=0
 	while running; do
-		echo 1 > $DBG/$1/reset
+		if echo 1 > $DBG/$2/reset; then
+			_ok=$((_ok + 1))
+		else
+			_bad=$((_bad + 1))
+		fi
 		sleep 1
-	done 2>/dev/null
+	done 2>> $T/$1.err
+	echo "$_ok $_bad" > $T/$1
 }
-resizer mock0 1 & resizer mock0 2 & resizer mock1 3 &
-dropper & resetter mock0 & resetter mock1 &
+r0_0=$(stat_of mock0 resizes) r1_0=$(stat_of mock1 resizes)
+s0_0=$(stat_of mock0 resets) s1_0=$(stat_of mock1 resets)
+resizer rz0a mock0 1 & resizer rz0b mock0 2 & resizer rz1 mock1 3 &
+dropper & resetter rs0 mock0 & resetter rs1 mock1 &
 wait
 echo "# mock0: $(stats_line mock0)"
 echo "# mock1: $(stats_line mock1)"
+for w in rz0a rz0b rz1 rs0 rs1; do
+	echo "# $w: $(cat $T/$w 2>/dev/null) (successes failures)"
+	sort $T/$w.err 2>/dev/null | uniq -c | sed "s/^/# $w failed: /"
+done
+
+# worker_ok TAG: at least one success; a resizer may fail only with EBUSY
+# (the controller is resetting) or ENOMEM (a shrink that found no smaller
+# set), a resetter never.
+worker_ok() {
+	read -r _ok _bad < $T/$1 || return 1
+	[ "$_ok" -gt 0 ] || { echo "# $1: no write succeeded"; return 1; }
+	case $1 in
+	rs*) eq "$_bad" 0 ;;
+	*) ! grep -v -i -e 'busy' -e 'memory' $T/$1.err | sed 's/^/# /' |
+		grep . ;;
+	esac
+}
+# moved NAME KEY BEFORE: the engine counted some
+moved() {
+	[ "$(stat_of $1 $2)" -gt "$3" ] || {
+		echo "# $1 $2 still $3"
+		return 1
+	}
+}
+resizers_ok() { worker_ok rz0a && worker_ok rz0b && worker_ok rz1; }
+check "the resizers succeeded, failing only with EBUSY or ENOMEM" resizers_ok
+resetters_ok() { worker_ok rs0 && worker_ok rs1; }
+check "the resets all succeeded" resetters_ok
+counted() {
+	moved mock0 resizes "$r0_0" && moved mock1 resizes "$r1_0" &&
+	moved mock0 resets "$s0_0" && moved mock1 resets "$s1_0"
+}
+check "the engine counted resizes and resets on both" counted
+rm -rf "$T"
 
 settled() { # settled NAME: enabled or off, never stuck in between
 	_st=$(val $SYS/$1/state)

@@ -10,7 +10,7 @@
 
 . "$(dirname "$0")/ksft_lib"
 
-ksft_begin 44
+ksft_begin 47
 
 # Three drives: KIOXIA BG5-like, Crucial P3 Plus-like, and one HMMAXD 8.
 modprobe nvme_hmb default_limit_mib=128
@@ -88,7 +88,8 @@ check "stats has every key, resizes counted" stats_ok
 snapshot() {
 	echo "$(val $SYS/mock0/limit_mib) $(val $SYS/mock0/size_kib)" \
 	     "$(val $SYS/mock0/state) $(val $DBG/mock0/hsize)" \
-	     "$(val $DBG/mock0/set_cmds)"
+	     "$(val $DBG/mock0/set_cmds) $(val $SYS/mock0/reclaim)" \
+	     "$(val $SYS/mock0/reclaim_floor_mib)"
 }
 long=$(head -c 3000 /dev/zero | tr '\0' 9)
 hostile() { # hostile DESCRIPTION VALUE [FILE]
@@ -107,6 +108,7 @@ check "rejects a negative number" hostile negative -1
 check "rejects 2^64" hostile 2^64 18446744073709551616
 check "rejects a 3000-digit number" hostile huge "$long"
 check "rejects hex" hostile hex 0x10
+check "rejects a plus sign" hostile plus +5
 check "rejects leading space" hostile space " 5"
 check "rejects above 1 TiB (1048577)" hostile range 1048577
 check "rejects a float" hostile float 1.5
@@ -115,12 +117,22 @@ check "reclaim rejects 'yes'" hostile "reclaim yes" yes reclaim
 check "reclaim_floor_mib rejects -5" hostile floor-neg -5 reclaim_floor_mib
 check "reclaim_floor_mib rejects 2^64" hostile floor-big \
 	18446744073709551616 reclaim_floor_mib
-empty_ok() {
+# Bytes a shell variable cannot hold, written with printf's octal escapes.
+# (A write of zero bytes never reaches the store method: sysfs returns 0
+# before calling it, so there is nothing to test there.)
+hostile_raw() { # hostile_raw DESCRIPTION PRINTF-FORMAT [FILE]
 	before=$(snapshot)
-	printf '' > $SYS/mock0/limit_mib 2>/dev/null
+	if printf "$2" > $SYS/mock0/${3:-limit_mib} 2>/dev/null; then
+		echo "# write of $1 succeeded"
+		return 1
+	fi
 	eq "$(snapshot)" "$before"
 }
-check "an empty write changes nothing" empty_ok
+check "rejects a lone NUL byte" hostile_raw NUL '\000'
+check "rejects a number followed by NUL and garbage" \
+	hostile_raw "5 NUL abc" '5\000abc'
+check "reclaim rejects 0 followed by NUL" hostile_raw "reclaim 0 NUL" \
+	'0\000' reclaim
 check "read-only files refuse writes" \
 	sh -c "! echo 1 > $SYS/mock0/size_kib 2>/dev/null"
 check "module parameter rejects garbage" \

@@ -46,6 +46,7 @@
 #include <linux/nvme.h>
 #include <linux/platform_device.h>
 #include <linux/slab.h>
+#include <linux/suspend.h>
 #include <linux/workqueue.h>
 
 #include "internal.h"
@@ -655,6 +656,58 @@ struct nvme_hmb_ctrl *nvme_hmb_mock_ctrl(struct nvme_hmb_mock *mock)
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_mock_ctrl);
 
+/* ---------------------------------------------------------------------
+ * System sleep, as the controller sees it
+ *
+ * Nothing in user space runs while the system sleeps, so the selftests
+ * cannot look at the HMB then.  The mock looks for them, once per sleep:
+ * its PM notifier runs last (lowest priority) at PM_SUSPEND_PREPARE and
+ * PM_HIBERNATION_PREPARE, after the engine's has taken the HMB away and
+ * before tasks are frozen.  From there the engine's sleeping flag keeps
+ * resizes, reclaim and regrow from enabling it again until its wake-up
+ * notifier; what happens later in the sleep is not sampled.  Each sample
+ * records whether host memory was still enabled (it must not be, for any
+ * sleep) and whether the engine still held a buffer (kept for MR=1
+ * across suspend, freed for hibernation).
+ */
+
+static void mock_sleep_sample(struct nvme_hmb_mock *mock)
+{
+	struct nvme_hmb_ctrl *ctrl = mock->hmb;
+	bool held;
+
+	/* The engine's lock first, as when it calls the mock's ops. */
+	mutex_lock(&ctrl->lock);
+	held = ctrl->buf.size != 0;
+	mutex_lock(&mock->lock);
+	mock->stats.sleep_samples++;
+	if (mock->ehm)
+		mock->stats.sleep_ehm++;
+	if (held)
+		mock->stats.sleep_held++;
+	mutex_unlock(&mock->lock);
+	mutex_unlock(&ctrl->lock);
+}
+
+static int mock_pm_notify(struct notifier_block *nb, unsigned long action,
+			  void *unused)
+{
+	unsigned int i;
+
+	if (action != PM_SUSPEND_PREPARE && action != PM_HIBERNATION_PREPARE)
+		return NOTIFY_DONE;
+	for (i = 0; i < MOCK_MAX_CTRLS; i++) {
+		if (mock_ctrls[i])
+			mock_sleep_sample(mock_ctrls[i]);
+	}
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block mock_pm_nb = {
+	.notifier_call = mock_pm_notify,
+	.priority = INT_MIN,
+};
+
 /* debugfs: nvme_hmb_mock/<name>/ */
 
 #define MOCK_VIEW_ATTR(field)						\
@@ -678,6 +731,9 @@ MOCK_VIEW_ATTR(rejected);
 MOCK_VIEW_ATTR(mr_returns);
 MOCK_VIEW_ATTR(violations);
 MOCK_VIEW_ATTR(pages_checked);
+MOCK_VIEW_ATTR(sleep_samples);
+MOCK_VIEW_ATTR(sleep_ehm);
+MOCK_VIEW_ATTR(sleep_held);
 
 static int mock_fail_set_get(void *data, u64 *val)
 {
@@ -754,6 +810,12 @@ static void mock_debugfs_add(struct nvme_hmb_mock *mock)
 				   &mock_violations_fops);
 	debugfs_create_file_unsafe("pages_checked", 0400, d, mock,
 				   &mock_pages_checked_fops);
+	debugfs_create_file_unsafe("sleep_samples", 0400, d, mock,
+				   &mock_sleep_samples_fops);
+	debugfs_create_file_unsafe("sleep_ehm", 0400, d, mock,
+				   &mock_sleep_ehm_fops);
+	debugfs_create_file_unsafe("sleep_held", 0400, d, mock,
+				   &mock_sleep_held_fops);
 	debugfs_create_file_unsafe("fail_next_set", 0600, d, mock,
 				   &mock_fail_set_fops);
 	debugfs_create_file_unsafe("fail_next_get", 0600, d, mock,
@@ -876,6 +938,7 @@ static int __init mock_init(void)
 	struct nvme_hmb_id id;
 	char name[16];
 	unsigned int i;
+	int ret;
 
 	if (nr_ctrls > MOCK_MAX_CTRLS)
 		return -ERANGE;
@@ -897,22 +960,28 @@ static int __init mock_init(void)
 		snprintf(name, sizeof(name), "mock%u", i);
 		mock_ctrls[i] = nvme_hmb_mock_create(name, &id);
 		if (IS_ERR(mock_ctrls[i])) {
-			int ret = PTR_ERR(mock_ctrls[i]);
-
+			ret = PTR_ERR(mock_ctrls[i]);
 			mock_ctrls[i] = NULL;
-			mock_destroy_all();
-			debugfs_remove_recursive(mock_debugfs);
-			nvme_hmb_mock_bench_exit();
-			destroy_workqueue(mock_wq);
-			return ret;
+			goto fail;
 		}
 		nvme_hmb_start(mock_ctrls[i]->hmb);
 	}
+	ret = register_pm_notifier(&mock_pm_nb);
+	if (ret)
+		goto fail;
 	return 0;
+
+fail:
+	mock_destroy_all();
+	debugfs_remove_recursive(mock_debugfs);
+	nvme_hmb_mock_bench_exit();
+	destroy_workqueue(mock_wq);
+	return ret;
 }
 
 static void __exit mock_exit(void)
 {
+	unregister_pm_notifier(&mock_pm_nb);
 	mock_destroy_all();
 	debugfs_remove_recursive(mock_debugfs);
 	nvme_hmb_mock_bench_exit();

@@ -25,6 +25,9 @@ struct nvme_hmb_mock_view {
 	u64 mr_returns;		/* accepted MR=1 enables */
 	u64 violations;		/* host contract breaches, see mock.c */
 	u64 pages_checked;	/* pages whose pattern was verified */
+	u64 sleep_samples;	/* system sleeps begun, sampled after the engine */
+	u64 sleep_ehm;		/* ... that found host memory still enabled */
+	u64 sleep_held;		/* ... that found the engine holding a buffer */
 };
 
 struct nvme_hmb_mock *nvme_hmb_mock_create(const char *name,
