@@ -14,7 +14,8 @@
 #   make dkms-source    copy what DKMS builds from into
 #                       $(DESTDIR)/usr/src/nvme-hmb-<version> (dkms.conf)
 #   make check          checkpatch --strict, sparse (C=2) and a W=1 build
-#                       against the stock (6.1) and the 6.12 headers
+#                       against the stock (6.1) and the 6.12 headers and
+#                       the debug test kernel (KUnit)
 #   make test           the test suite: KUnit and selftests in QEMU
 #   make demo           boot a VM and show what the module does, then the
 #                       working-set sweep on the emulated drive

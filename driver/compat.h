@@ -54,18 +54,18 @@
  * <kunit/visibility.h>
  *
  * 6.2 ("kunit: add macro to allow conditionally exposing static symbols
- * to tests", backported to 6.1.y: Debian's 6.1 has it): VISIBLE_IF_KUNIT
- * and EXPORT_SYMBOL_IF_KUNIT(), which exports into the namespace
- * EXPORTED_FOR_KUNIT_TESTING only when CONFIG_KUNIT is set.  Older 6.1.y
- * kernels get the same definitions here.  6.13 made the namespace a string
- * literal, as for NVME_HMB_NS above.
+ * to tests", since backported to some 6.1.y): VISIBLE_IF_KUNIT and
+ * EXPORT_SYMBOL_IF_KUNIT(), which exports into the namespace
+ * EXPORTED_FOR_KUNIT_TESTING only when CONFIG_KUNIT is set.  On 6.1 the
+ * same definitions, token for token, are made here, so that a 6.1.y whose
+ * <kunit/visibility.h> is included as well redefines nothing.  6.13 made
+ * the namespace a string literal, as for NVME_HMB_NS above.
  */
-#if __has_include(<kunit/visibility.h>)
+#if KERNEL_VERSION(6, 2, 0) <= LINUX_VERSION_CODE
 #include <kunit/visibility.h>
 #elif IS_ENABLED(CONFIG_KUNIT)
 #define VISIBLE_IF_KUNIT
-#define EXPORT_SYMBOL_IF_KUNIT(symbol) \
-	EXPORT_SYMBOL_NS(symbol, EXPORTED_FOR_KUNIT_TESTING)
+#define EXPORT_SYMBOL_IF_KUNIT(symbol) EXPORT_SYMBOL_NS(symbol, EXPORTED_FOR_KUNIT_TESTING)
 #else
 #define VISIBLE_IF_KUNIT static
 #define EXPORT_SYMBOL_IF_KUNIT(symbol)

@@ -131,15 +131,26 @@ static struct kobj_attribute reason_attr = __ATTR_RO(reason);
  * group is a directory of the controller's own kobject: @kobj is the
  * controller's.
  */
+/* Every counter of struct nvme_hmb_stats is a u64. */
+static ssize_t nvme_hmb_stat_show(struct kobject *kobj, char *buf, size_t off)
+{
+	const struct nvme_hmb_stats *s = &to_ctrl(kobj)->stats;
+
+	return sysfs_emit(buf, "%llu\n",
+			  READ_ONCE(*(const u64 *)((const u8 *)s + off)));
+}
+
 #define NVME_HMB_STAT_ATTR(field)					\
 static ssize_t field##_show(struct kobject *kobj,			\
 			    struct kobj_attribute *attr, char *buf)	\
 {									\
-	const struct nvme_hmb_stats *s = &to_ctrl(kobj)->stats;	\
-									\
-	return sysfs_emit(buf, "%llu\n", READ_ONCE(s->field));		\
+	return nvme_hmb_stat_show(kobj, buf,				\
+				  offsetof(struct nvme_hmb_stats, field)); \
 }									\
-static struct kobj_attribute stat_##field##_attr = __ATTR_RO(field)
+static struct kobj_attribute stat_##field##_attr = {			\
+	.attr = { .name = __stringify(field), .mode = 0444 },		\
+	.show = field##_show,						\
+}
 
 NVME_HMB_STAT_ATTR(enables);
 NVME_HMB_STAT_ATTR(disables);
