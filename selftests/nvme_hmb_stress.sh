@@ -60,7 +60,9 @@ resetter() { # resetter TAG NAME
 	done 2>> $T/$1.err
 	echo "$_ok $_bad" > $T/$1
 }
-r0_0=$(stat_of mock0 resizes) r1_0=$(stat_of mock1 resizes)
+# Resizes through limit_mib: the resizes a regrow did not make.
+by_limit() { echo $(( $(stat_of $1 resizes) - $(stat_of $1 regrows) )); }
+r0_0=$(by_limit mock0) r1_0=$(by_limit mock1)
 s0_0=$(stat_of mock0 resets) s1_0=$(stat_of mock1 resets)
 resizer rz0a mock0 1 & resizer rz0b mock0 2 & resizer rz1 mock1 3 &
 dropper & resetter rs0 mock0 & resetter rs1 mock1 &
@@ -84,10 +86,10 @@ worker_ok() {
 		grep . ;;
 	esac
 }
-# moved NAME KEY BEFORE: the engine counted some
+# moved NAME WHAT NOW BEFORE: the engine counted some WHAT
 moved() {
-	[ "$(stat_of $1 $2)" -gt "$3" ] || {
-		echo "# $1 $2 still $3"
+	[ "$3" -gt "$4" ] || {
+		echo "# $1 $2 still $4"
 		return 1
 	}
 }
@@ -96,10 +98,12 @@ check "the resizers succeeded, failing only with EBUSY or ENOMEM" resizers_ok
 resetters_ok() { worker_ok rs0 && worker_ok rs1; }
 check "the resets all succeeded" resetters_ok
 counted() {
-	moved mock0 resizes "$r0_0" && moved mock1 resizes "$r1_0" &&
-	moved mock0 resets "$s0_0" && moved mock1 resets "$s1_0"
+	moved mock0 "limit_mib resizes" "$(by_limit mock0)" "$r0_0" &&
+	moved mock1 "limit_mib resizes" "$(by_limit mock1)" "$r1_0" &&
+	moved mock0 resets "$(stat_of mock0 resets)" "$s0_0" &&
+	moved mock1 resets "$(stat_of mock1 resets)" "$s1_0"
 }
-check "the engine counted resizes and resets on both" counted
+check "the engine counted limit_mib resizes and resets on both" counted
 rm -rf "$T"
 
 settled() { # settled NAME: enabled or off, never stuck in between
