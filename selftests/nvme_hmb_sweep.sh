@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # nvme-hmb-vm: emu
+# nvme-hmb-kernel: stock stock-6.12
 #
 # tools/nvme-hmb sweep on the emulated DRAM-less drive (qemu/), with a
 # stand-in fio that records its arguments and prints a fixed terse line
