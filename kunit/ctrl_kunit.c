@@ -780,7 +780,7 @@ static void raw_tweak_list(struct nvme_hmb_buf *buf, enum raw_tweak tweak)
 		d[7].size = cpu_to_le32(256);
 		break;
 	case RAW_RSVD:
-		d[3].rsvd = cpu_to_le32(1);
+		d[3].rsvd = 1;	/* __u32 in <linux/nvme.h>: any value but 0 */
 		break;
 	case RAW_NOT_RAM:
 		d[5].addr = cpu_to_le64(FAR_AWAY);
