@@ -26,46 +26,41 @@ check "two mocks enabled" sh -c \
 end=$(( $(cut -d. -f1 /proc/uptime) + SECS ))
 running() { [ "$(cut -d. -f1 /proc/uptime)" -lt "$end" ]; }
 
-# Each worker leaves "successes failures" in $T/NAME and the messages of
-# its failed writes in $T/NAME.err: a storm in which nothing happened, or
-# in which every write failed, must not pass.
+# work TAG PAUSE STEP ARGS...: run "STEP ARGS... I" for I = 0, 1, ...
+# until the time is up, PAUSE seconds apart; leave "successes failures"
+# in $T/TAG and the messages of the failed steps in $T/TAG.err: a storm
+# in which nothing happened, or in which every write failed, must not
+# pass.
 T=$(mktemp -d)
-resizer() { # resizer TAG NAME SEED
-	_i=$3 _ok=0 _bad=0
+work() {
+	_tag=$1 _pause=$2 _i=0 _ok=0 _bad=0
+	shift 2
 	while running; do
-		if echo $(( (_i * 37) % 80 )) > $SYS/$2/limit_mib; then
+		if "$@" $_i; then
 			_ok=$((_ok + 1))
 		else
 			_bad=$((_bad + 1))
 		fi
 		_i=$((_i + 1))
-	done 2>> $T/$1.err
-	echo "$_ok $_bad" > $T/$1
+		[ "$_pause" = 0 ] || sleep "$_pause"
+	done 2>> $T/$_tag.err
+	echo "$_ok $_bad" > $T/$_tag
 }
+resize() { echo $(( ($2 + $3) * 37 % 80 )) > $SYS/$1/limit_mib; } # NAME SEED I
+reset_ctrl() { echo 1 > $DBG/$1/reset; } # NAME I
 dropper() {
 	while running; do
 		echo 2 > /proc/sys/vm/drop_caches
 		sleep 1
 	done
 }
-resetter() { # resetter TAG NAME
-	_ok=0 _bad=0
-	while running; do
-		if echo 1 > $DBG/$2/reset; then
-			_ok=$((_ok + 1))
-		else
-			_bad=$((_bad + 1))
-		fi
-		sleep 1
-	done 2>> $T/$1.err
-	echo "$_ok $_bad" > $T/$1
-}
 # Resizes through limit_mib: the resizes a regrow did not make.
 by_limit() { echo $(( $(stat_of $1 resizes) - $(stat_of $1 regrows) )); }
 r0_0=$(by_limit mock0) r1_0=$(by_limit mock1)
 s0_0=$(stat_of mock0 resets) s1_0=$(stat_of mock1 resets)
-resizer rz0a mock0 1 & resizer rz0b mock0 2 & resizer rz1 mock1 3 &
-dropper & resetter rs0 mock0 & resetter rs1 mock1 &
+work rz0a 0 resize mock0 1 & work rz0b 0 resize mock0 2 &
+work rz1 0 resize mock1 3 & dropper &
+work rs0 1 reset_ctrl mock0 & work rs1 1 reset_ctrl mock1 &
 wait
 echo "# mock0: $(stats_line mock0)"
 echo "# mock1: $(stats_line mock1)"
