@@ -59,26 +59,38 @@ static void *nvme_hmb_dma_alloc(struct nvme_hmb_alloc_ctx *ax,
 				struct nvme_hmb_buf *buf, u64 size, bool list,
 				dma_addr_t *dma)
 {
+	void *cookie;
+
 	if (size > SIZE_MAX || nvme_hmb_seam_fails(ax, size))
 		return NULL;
 	if (buf->fake)
 		return buf->fake->alloc(buf->fake->priv, size, list, dma);
+	if (nvme_hmb_fault(list ? NVME_HMB_SITE_LIST : NVME_HMB_SITE_CHUNK))
+		return NULL;
 	if (list)
-		return dma_alloc_coherent(ax->dev, size, dma, nvme_hmb_gfp(ax));
-	return dma_alloc_attrs(ax->dev, size, dma, nvme_hmb_gfp(ax),
-			       DMA_ATTR_NO_KERNEL_MAPPING);
+		cookie = dma_alloc_coherent(ax->dev, size, dma,
+					    nvme_hmb_gfp(ax));
+	else
+		cookie = dma_alloc_attrs(ax->dev, size, dma, nvme_hmb_gfp(ax),
+					 DMA_ATTR_NO_KERNEL_MAPPING);
+	if (cookie)
+		nvme_hmb_dma_account(size, 1);
+	return cookie;
 }
 
 static void nvme_hmb_dma_free(struct device *dev, struct nvme_hmb_buf *buf,
 			      u64 size, bool list, void *cookie, dma_addr_t dma)
 {
-	if (buf->fake)
+	if (buf->fake) {
 		buf->fake->free(buf->fake->priv, size, list, cookie, dma);
-	else if (list)
+		return;
+	}
+	if (list)
 		dma_free_coherent(dev, size, cookie, dma);
 	else
 		dma_free_attrs(dev, size, cookie, dma,
 			       DMA_ATTR_NO_KERNEL_MAPPING);
+	nvme_hmb_dma_account(size, -1);
 }
 
 /*
@@ -101,7 +113,8 @@ static bool nvme_hmb_buf_entries(struct nvme_hmb_alloc_ctx *ax,
 		return false;
 	}
 	/* Host bookkeeping; kvmalloc() does not take __GFP_NORETRY. */
-	chunks = kvcalloc(n, sizeof(*chunks), GFP_KERNEL);
+	chunks = nvme_hmb_fault(NVME_HMB_SITE_CHUNKS) ? NULL :
+		 kvcalloc(n, sizeof(*chunks), GFP_KERNEL);
 	if (!chunks) {
 		nvme_hmb_dma_free(ax->dev, buf, n * sizeof(*buf->descs), true,
 				  descs, dma);
@@ -216,7 +229,8 @@ static bool nvme_hmb_contig_alloc(struct nvme_hmb_alloc_ctx *ax,
 {
 	struct sg_table *sgt;
 
-	if (buf->fake || size > SIZE_MAX || nvme_hmb_seam_fails(ax, size))
+	if (buf->fake || size > SIZE_MAX || nvme_hmb_seam_fails(ax, size) ||
+	    nvme_hmb_fault(NVME_HMB_SITE_CONTIG))
 		return false;
 	sgt = dma_alloc_noncontiguous(ax->dev, size, DMA_BIDIRECTIONAL,
 				      nvme_hmb_gfp(ax), 0);
@@ -226,6 +240,7 @@ static bool nvme_hmb_contig_alloc(struct nvme_hmb_alloc_ctx *ax,
 		dma_free_noncontiguous(ax->dev, size, sgt, DMA_BIDIRECTIONAL);
 		return false;
 	}
+	nvme_hmb_dma_account(size, 1);
 	buf->sgt = sgt;
 	buf->sgt_size = size;
 	buf->chunks[0].dma = sg_dma_address(sgt->sgl);
@@ -310,6 +325,7 @@ u64 nvme_hmb_buf_trim(struct device *dev, struct nvme_hmb_buf *buf,
 		if (buf->size > target) {
 			dma_free_noncontiguous(dev, buf->sgt_size, buf->sgt,
 					       DMA_BIDIRECTIONAL);
+			nvme_hmb_dma_account(buf->sgt_size, -1);
 			buf->sgt = NULL;
 			buf->sgt_size = 0;
 			memset(&buf->chunks[0], 0, sizeof(buf->chunks[0]));

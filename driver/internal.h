@@ -6,6 +6,7 @@
 #ifndef _NVME_HMB_INTERNAL_H
 #define _NVME_HMB_INTERNAL_H
 
+#include <linux/atomic.h>
 #include <linux/bits.h>
 #include <linux/kobject.h>
 #include <linux/list.h>
@@ -301,6 +302,48 @@ void nvme_hmb_reclaim_locked(struct nvme_hmb_ctrl *ctrl, u64 want,
 			     bool severe);
 void nvme_hmb_regrow_locked(struct nvme_hmb_ctrl *ctrl);
 #endif
+
+/* ---------------------------------------------------------------------
+ * fault.c: fault injection at the allocation sites, DMA accounting
+ */
+
+/* Where the engine asks for memory.  Keep nvme_hmb_site_names in sync. */
+enum nvme_hmb_site {
+	NVME_HMB_SITE_WQ,		/* init: the reclaim work queue */
+	NVME_HMB_SITE_REGROW_WQ,	/* init: the regrow work queue */
+	NVME_HMB_SITE_SYSFS,		/* init: /sys/kernel/nvme_hmb */
+	NVME_HMB_SITE_SHRINKER,		/* init: the shrinker */
+	NVME_HMB_SITE_CTRL,		/* attach: the controller */
+	NVME_HMB_SITE_ATTR_BUF,		/* attach: the Get Features buffer */
+	NVME_HMB_SITE_KOBJ,		/* attach: its sysfs directory */
+	NVME_HMB_SITE_LIST,		/* build: a descriptor list */
+	NVME_HMB_SITE_CHUNKS,		/* build: the chunk records */
+	NVME_HMB_SITE_CHUNK,		/* build: one buffer */
+	NVME_HMB_SITE_CONTIG,		/* build: one IOVA-contiguous buffer */
+	NVME_HMB_SITE_NR
+};
+
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+bool nvme_hmb_fault(enum nvme_hmb_site site);
+#else
+static inline bool nvme_hmb_fault(enum nvme_hmb_site site)
+{
+	return false;
+}
+#endif
+
+/* What the engine holds from the DMA API, all controllers together. */
+extern atomic64_t nvme_hmb_dma_allocs;
+extern atomic64_t nvme_hmb_dma_bytes;
+
+static inline void nvme_hmb_dma_account(u64 bytes, int n)
+{
+	atomic64_add(n, &nvme_hmb_dma_allocs);
+	atomic64_add(n * (s64)bytes, &nvme_hmb_dma_bytes);
+}
+
+int nvme_hmb_debugfs_init(void);
+void nvme_hmb_debugfs_exit(void);
 
 /* ---------------------------------------------------------------------
  * shrinker.c and pm.c

@@ -170,7 +170,8 @@ struct nvme_hmb_ctrl *nvme_hmb_attach(struct nvme_hmb_port *port)
 	    !port->ops->get_features)
 		return ERR_PTR(-EINVAL);
 
-	ctrl = kzalloc(sizeof(*ctrl), GFP_KERNEL);
+	ctrl = nvme_hmb_fault(NVME_HMB_SITE_CTRL) ? NULL :
+	       kzalloc(sizeof(*ctrl), GFP_KERNEL);
 	if (!ctrl)
 		return ERR_PTR(-ENOMEM);
 	nvme_hmb_ctrl_init(ctrl);
@@ -178,7 +179,8 @@ struct nvme_hmb_ctrl *nvme_hmb_attach(struct nvme_hmb_port *port)
 	strscpy(ctrl->name, port->name, sizeof(ctrl->name));
 	ctrl->limit = nvme_hmb_initial_limit();
 	nvme_hmb_kobj_init(ctrl);
-	ctrl->attr_buf = kmalloc(NVME_HMB_ATTR_LEN, GFP_KERNEL);
+	if (!nvme_hmb_fault(NVME_HMB_SITE_ATTR_BUF))
+		ctrl->attr_buf = kmalloc(NVME_HMB_ATTR_LEN, GFP_KERNEL);
 	if (!ctrl->attr_buf) {
 		nvme_hmb_kobj_put(ctrl);
 		return ERR_PTR(-ENOMEM);
@@ -247,15 +249,20 @@ static int __init nvme_hmb_init(void)
 {
 	int ret;
 
-	nvme_hmb_wq = alloc_workqueue("nvme_hmb", WQ_UNBOUND | WQ_MEM_RECLAIM,
-				      1);
+	ret = nvme_hmb_debugfs_init();
+	if (ret)
+		return ret;
+	ret = -ENOMEM;
+	if (!nvme_hmb_fault(NVME_HMB_SITE_WQ))
+		nvme_hmb_wq = alloc_workqueue("nvme_hmb",
+					      WQ_UNBOUND | WQ_MEM_RECLAIM, 1);
 	if (!nvme_hmb_wq)
-		return -ENOMEM;
-	nvme_hmb_regrow_wq = alloc_workqueue("nvme_hmb_regrow", WQ_UNBOUND, 0);
-	if (!nvme_hmb_regrow_wq) {
-		ret = -ENOMEM;
+		goto err_debugfs;
+	if (!nvme_hmb_fault(NVME_HMB_SITE_REGROW_WQ))
+		nvme_hmb_regrow_wq = alloc_workqueue("nvme_hmb_regrow",
+						     WQ_UNBOUND, 0);
+	if (!nvme_hmb_regrow_wq)
 		goto err_wq;
-	}
 	ret = nvme_hmb_sysfs_init();
 	if (ret)
 		goto err_regrow_wq;
@@ -278,6 +285,8 @@ err_regrow_wq:
 	destroy_workqueue(nvme_hmb_regrow_wq);
 err_wq:
 	destroy_workqueue(nvme_hmb_wq);
+err_debugfs:
+	nvme_hmb_debugfs_exit();
 	return ret;
 }
 
@@ -288,6 +297,7 @@ static void __exit nvme_hmb_exit(void)
 	nvme_hmb_sysfs_exit();
 	destroy_workqueue(nvme_hmb_regrow_wq);
 	destroy_workqueue(nvme_hmb_wq);
+	nvme_hmb_debugfs_exit();
 }
 
 module_init(nvme_hmb_init);

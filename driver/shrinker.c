@@ -90,6 +90,8 @@ static unsigned long nvme_hmb_scan(struct shrinker *s,
 
 int nvme_hmb_shrinker_init(void)
 {
+	if (nvme_hmb_fault(NVME_HMB_SITE_SHRINKER))
+		return -ENOMEM;
 	/* Rebuilding an HMB costs the drive its map cache: seek cost x4. */
 	nvme_hmb_shrinker = nvme_hmb_shrinker_create(nvme_hmb_count,
 						     nvme_hmb_scan,

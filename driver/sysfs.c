@@ -283,6 +283,8 @@ void nvme_hmb_kobj_init(struct nvme_hmb_ctrl *ctrl)
 
 int nvme_hmb_kobj_add(struct nvme_hmb_ctrl *ctrl)
 {
+	if (nvme_hmb_fault(NVME_HMB_SITE_KOBJ))
+		return -ENOMEM;
 	return kobject_add(&ctrl->kobj, nvme_hmb_root, "%s", ctrl->name);
 }
 
@@ -298,6 +300,8 @@ void nvme_hmb_kobj_put(struct nvme_hmb_ctrl *ctrl)
 
 int nvme_hmb_sysfs_init(void)
 {
+	if (nvme_hmb_fault(NVME_HMB_SITE_SYSFS))
+		return -ENOMEM;
 	nvme_hmb_root = kobject_create_and_add("nvme_hmb", kernel_kobj);
 	return nvme_hmb_root ? 0 : -ENOMEM;
 }
