@@ -37,7 +37,7 @@
 #include <linux/dma-direct.h>
 #include <linux/dma-mapping.h>
 #include <linux/err.h>
-#include <linux/idr.h>
+#include <linux/fs.h>
 #include <linux/kernel.h>
 #include <linux/mm.h>
 #include <linux/module.h>
@@ -46,7 +46,9 @@
 #include <linux/nvme.h>
 #include <linux/platform_device.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 #include <linux/suspend.h>
+#include <linux/uaccess.h>
 #include <linux/workqueue.h>
 
 #include "internal.h"
@@ -55,7 +57,7 @@
 #define MOCK_MAX_CTRLS		16
 #define MOCK_TOUCH_MS		100
 #define MOCK_TOUCH_PAGES	256
-#define MOCK_WORDS_PER_PAGE	8
+#define MOCK_WORDS_PER_PAGE	(NVME_HMB_PAGE / sizeof(u64))
 #define MOCK_INVALID_FIELD	(NVME_SC_INVALID_FIELD | NVME_HMB_STATUS_DNR)
 #define MOCK_SEQ_ERROR		(NVME_SC_CMD_SEQ_ERROR | NVME_HMB_STATUS_DNR)
 #define MOCK_NOT_SAVEABLE	(NVME_SC_FEATURE_NOT_SAVEABLE | NVME_HMB_STATUS_DNR)
@@ -65,7 +67,6 @@ struct nvme_hmb_mock {
 	struct platform_device *pdev;
 	struct nvme_hmb_ctrl *hmb;
 	struct dentry *dir;
-	int pdev_id;
 	struct nvme_hmb_id id;
 
 	struct mutex lock;		/* the firmware's: everything below */
@@ -84,6 +85,19 @@ struct nvme_hmb_mock {
 	int fail_set_status;
 	bool fail_set_executed;		/* carry the failed commands out */
 	int fail_get_status;
+
+	/* Misbehaviour of real controllers, armed from debugfs */
+	unsigned int late_ms;		/* the next Set Features: late */
+	bool late_pending;		/* ... taken, not yet carried out */
+	struct nvme_hmb_set_cmd late_cmd;
+	struct delayed_work late;	/* carries it out */
+	unsigned int get_lies;		/* Get Features to answer wrongly */
+	bool die_next;			/* die during the next command */
+	bool dead;			/* answers no command any more */
+	bool unsure;			/* the last Set Features failed: the
+					 * host may not know whether the
+					 * controller still uses its memory
+					 */
 };
 
 /*
@@ -92,7 +106,6 @@ struct nvme_hmb_mock {
  */
 static struct workqueue_struct *mock_wq;
 static struct dentry *mock_debugfs;
-static DEFINE_IDA(mock_ida);
 static struct nvme_hmb_mock *mock_ctrls[MOCK_MAX_CTRLS];
 
 /* ---------------------------------------------------------------------
@@ -132,18 +145,48 @@ static void *mock_map(struct nvme_hmb_mock *mock, u64 dma)
 	return phys_to_virt(phys);
 }
 
-static u64 mock_pattern(u64 seed, u32 desc, u64 page, unsigned int w)
+/*
+ * The pattern of a page: its word w holds this ^ w, distinct for every
+ * word of a list (w < 512 takes the low 9 bits, desc < 65536 the top 16).
+ */
+static u64 mock_pattern(u64 seed, u32 desc, u64 page)
 {
-	return (seed * 0x9e3779b97f4a7c15ULL) ^ ((u64)desc << 40) ^
-	       (page << 4) ^ w;
+	return (seed * 0x9e3779b97f4a7c15ULL) ^ ((u64)desc << 48) ^
+	       (page << 9);
 }
 
 /*
- * Check (and with @write, first write) the pattern words of every page of
- * entry @i, or of @nr pages from @first: one word in each 512 bytes, so
- * that a page partly overwritten (a small object of a freed page, a
- * header) is seen too, not only its first bytes.  Called with the lock
- * held and the buffer owned by the controller.
+ * One page of the pattern (mock_pattern()).  Not
+ * instrumented by KASAN: the pattern is the check here (a buffer freed
+ * under the controller is caught by its page reference below, and its
+ * contents by the test VMs' init_on_free), and instrumenting every word
+ * made a 64 MiB enable take over a second on the debug kernel.
+ */
+static void __no_sanitize_address mock_page_fill(u64 *word, u64 base)
+{
+	unsigned int w;
+
+	for (w = 0; w < MOCK_WORDS_PER_PAGE; w++)
+		word[w] = base ^ w;
+}
+
+static bool __no_sanitize_address mock_page_same(const u64 *word, u64 base)
+{
+	unsigned int w;
+
+	for (w = 0; w < MOCK_WORDS_PER_PAGE; w++) {
+		if (word[w] != (base ^ w))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Check (and with @write, first write) the pattern of every page of entry
+ * @i, or of @nr pages from @first: every 64-bit word of the page, each
+ * with its own value, so that any byte the host changes (a small object
+ * of a freed page, a header, one stray store) is seen.  Called with the
+ * lock held and the buffer owned by the controller.
  */
 static void mock_touch_desc(struct nvme_hmb_mock *mock, u32 i, u64 first,
 			    u64 nr, bool write)
@@ -151,8 +194,7 @@ static void mock_touch_desc(struct nvme_hmb_mock *mock, u32 i, u64 first,
 	u64 addr = le64_to_cpu(mock->list[i].addr);
 	u64 pages = le32_to_cpu(mock->list[i].size);
 	struct page *head;
-	unsigned int w;
-	u64 p, *word;
+	u64 p, base, *word;
 	void *va;
 
 	va = mock_map(mock, addr);
@@ -169,24 +211,19 @@ static void mock_touch_desc(struct nvme_hmb_mock *mock, u32 i, u64 first,
 		return;
 	}
 	for (p = first; p < pages && p < first + nr; p++) {
-		for (w = 0; w < MOCK_WORDS_PER_PAGE; w++) {
-			word = va + (p << NVME_HMB_PAGE_SHIFT) +
-			       w * (NVME_HMB_PAGE / MOCK_WORDS_PER_PAGE);
-			if (write) {
-				WRITE_ONCE(*word,
-					   mock_pattern(mock->seed, i, p, w));
-				continue;
-			}
-			if (READ_ONCE(*word) ==
-			    mock_pattern(mock->seed, i, p, w))
-				continue;
+		word = va + (p << NVME_HMB_PAGE_SHIFT);
+		base = mock_pattern(mock->seed, i, p);
+		if (write) {
+			mock_page_fill(word, base);
+			continue;
+		}
+		if (!mock_page_same(word, base)) {
 			mock->stats.violations++;
 			pr_err("%s: entry %u page %llu changed while the controller owns it\n",
 			       mock->port.name, i, p);
 			return;
 		}
-		if (!write)
-			mock->stats.pages_checked++;
+		mock->stats.pages_checked++;
 	}
 }
 
@@ -469,15 +506,72 @@ static int mock_identify(struct nvme_hmb_port *port, struct nvme_hmb_id *id)
 	return 0;
 }
 
+/*
+ * A command that completes late: the host was told it timed out (it
+ * may have been carried out, as far as the host knows), and the
+ * controller carries it out @late_ms later.  The admin queue is served
+ * in order, so whatever the host sends next waits for it.
+ */
+static void mock_late_work(struct work_struct *work)
+{
+	struct nvme_hmb_mock *mock = container_of(to_delayed_work(work),
+						  struct nvme_hmb_mock, late);
+
+	mutex_lock(&mock->lock);
+	if (mock->late_pending) {
+		mock->late_pending = false;
+		mock_execute_locked(mock, &mock->late_cmd);
+		mock->stats.late_done++;
+	}
+	mutex_unlock(&mock->lock);
+}
+
+/*
+ * Before a command is taken (the late one, flushed by the caller before
+ * it took the lock, has gone first): a dead controller takes nothing; one
+ * that dies now takes this command and never completes it.
+ * Return: 0 to go on, or the backend's errno.
+ */
+static int mock_admit(struct nvme_hmb_mock *mock, bool *execute)
+{
+	*execute = false;
+	if (mock->dead)
+		return -ENODEV;
+	if (mock->die_next) {
+		mock->die_next = false;
+		mock->dead = true;
+		*execute = true;
+		return -ETIMEDOUT;
+	}
+	return 0;
+}
+
 static int mock_set_features(struct nvme_hmb_port *port,
 			     const struct nvme_hmb_set_cmd *cmd)
 {
 	struct nvme_hmb_mock *mock = to_mock(port);
+	bool off, execute;
 	int status;
-	bool off;
 
+	flush_delayed_work(&mock->late);
 	mutex_lock(&mock->lock);
-	status = mock_set_features_locked(mock, cmd);
+	status = mock_admit(mock, &execute);
+	if (status) {
+		mock->stats.set_cmds++;
+		if (execute)
+			mock_execute_locked(mock, cmd);
+	} else if (mock->late_ms) {
+		mock->stats.set_cmds++;
+		mock->late_cmd = *cmd;
+		mock->late_pending = true;
+		queue_delayed_work(mock_wq, &mock->late,
+				   msecs_to_jiffies(mock->late_ms));
+		mock->late_ms = 0;
+		status = -ETIMEDOUT;
+	} else {
+		status = mock_set_features_locked(mock, cmd);
+	}
+	mock->unsure = status != 0;
 	off = !mock->ehm;
 	mutex_unlock(&mock->lock);
 	/* A disable that failed leaves the buffer watched, as it is owned. */
@@ -492,15 +586,26 @@ static int mock_get_features(struct nvme_hmb_port *port, void *data, u32 *cdw0)
 	__le32 *attrs = data;
 	int status = 0;
 
+	bool execute;
+
+	flush_delayed_work(&mock->late);
 	mutex_lock(&mock->lock);
 	mock->stats.get_cmds++;
+	status = mock_admit(mock, &execute);
+	if (status)
+		goto out;
 	if (mock->fail_get_status) {
 		status = mock->fail_get_status;
 		mock->fail_get_status = 0;
 		goto out;
 	}
 	memset(data, 0, NVME_HMB_ATTR_LEN);
-	attrs[0] = cpu_to_le32(mock->ehm ? mock->hsize : 0);
+	/* A controller that misreports: one page more than it holds. */
+	attrs[0] = cpu_to_le32(mock->ehm ? mock->hsize + !!mock->get_lies : 0);
+	if (mock->get_lies && mock->ehm) {
+		mock->get_lies--;
+		mock->stats.lies++;
+	}
 	attrs[1] = cpu_to_le32(mock->ehm ? lower_32_bits(mock->hmdla) : 0);
 	attrs[2] = cpu_to_le32(mock->ehm ? upper_32_bits(mock->hmdla) : 0);
 	attrs[3] = cpu_to_le32(mock->ehm ? mock->hmdlec : 0);
@@ -642,13 +747,51 @@ EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_mock_raw_set);
  */
 void nvme_hmb_mock_reset(struct nvme_hmb_mock *mock)
 {
-	mutex_lock(&mock->lock);
-	mock->ehm = false;
-	mutex_unlock(&mock->lock);
-	cancel_delayed_work_sync(&mock->touch);
+	nvme_hmb_mock_silent_reset(mock);
 	nvme_hmb_report_reset(mock->hmb);
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_mock_reset);
+
+/**
+ * nvme_hmb_mock_silent_reset() - a reset nobody reports (yet)
+ * @mock: the mock
+ *
+ * As nvme_hmb_mock_reset(), without telling the engine: a controller
+ * reset the host's driver has not noticed.  A command taken but not
+ * completed is dropped, and a controller that had died works again.
+ */
+void nvme_hmb_mock_silent_reset(struct nvme_hmb_mock *mock)
+{
+	cancel_delayed_work_sync(&mock->late);
+	mutex_lock(&mock->lock);
+	mock->late_pending = false;
+	mock->dead = false;
+	mock->die_next = false;
+	mock->ehm = false;
+	mutex_unlock(&mock->lock);
+	cancel_delayed_work_sync(&mock->touch);
+}
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_mock_silent_reset);
+
+/**
+ * nvme_hmb_mock_misbehave() - arm the misbehaviour of real controllers
+ * @mock: the mock
+ * @late_ms: the next Set Features times out and is carried out this much
+ *	     later (0: none)
+ * @get_lies: Get Features answers to give wrongly, while enabled
+ * @die: die during the next command: carry it out, never complete it,
+ *	 take no command after it until a reset
+ */
+void nvme_hmb_mock_misbehave(struct nvme_hmb_mock *mock, unsigned int late_ms,
+			     unsigned int get_lies, bool die)
+{
+	mutex_lock(&mock->lock);
+	mock->late_ms = late_ms;
+	mock->get_lies = get_lies;
+	mock->die_next = die;
+	mutex_unlock(&mock->lock);
+}
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_mock_misbehave);
 
 struct nvme_hmb_ctrl *nvme_hmb_mock_ctrl(struct nvme_hmb_mock *mock)
 {
@@ -734,6 +877,8 @@ MOCK_VIEW_ATTR(pages_checked);
 MOCK_VIEW_ATTR(sleep_samples);
 MOCK_VIEW_ATTR(sleep_ehm);
 MOCK_VIEW_ATTR(sleep_held);
+MOCK_VIEW_ATTR(late_done);
+MOCK_VIEW_ATTR(lies);
 
 static int mock_fail_set_get(void *data, u64 *val)
 {
@@ -771,6 +916,70 @@ static int mock_fail_get_set(void *data, u64 val)
 DEFINE_DEBUGFS_ATTRIBUTE(mock_fail_get_fops, mock_fail_get_get,
 			 mock_fail_get_set, "%lld\n");
 
+/*
+ * fail_sets: "SKIP NR STATUS [executed]" fails NR Set Features in a row
+ * after letting SKIP through, with STATUS (an NVMe status, 0x4002 say,
+ * or a negative errno); "executed" carries them out first.  Reads back
+ * what is still armed: "0 0 0" once done.
+ */
+static ssize_t mock_fail_sets_read(struct file *file, char __user *ubuf,
+				   size_t count, loff_t *ppos)
+{
+	struct nvme_hmb_mock *mock = file->private_data;
+	char buf[48];
+	int len;
+
+	mutex_lock(&mock->lock);
+	len = scnprintf(buf, sizeof(buf), "%u %u %d%s\n",
+			mock->fail_set_status ? mock->fail_set_skip : 0,
+			mock->fail_set_status ? mock->fail_set_nr : 0,
+			mock->fail_set_status,
+			mock->fail_set_status && mock->fail_set_executed ?
+			" executed" : "");
+	mutex_unlock(&mock->lock);
+	return simple_read_from_buffer(ubuf, count, ppos, buf, len);
+}
+
+static ssize_t mock_fail_sets_write(struct file *file,
+				    const char __user *ubuf, size_t count,
+				    loff_t *ppos)
+{
+	struct nvme_hmb_mock *mock = file->private_data;
+	unsigned int skip, nr;
+	int status, end = 0;
+	char buf[48], *rest;
+	bool executed;
+
+	if (*ppos || count >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, count))
+		return -EFAULT;
+	buf[count] = '\0';
+	if (strlen(buf) != count ||
+	    sscanf(buf, "%u %u %i%n", &skip, &nr, &status, &end) != 3)
+		return -EINVAL;
+	rest = strim(buf + end);
+	executed = !strcmp(rest, "executed");
+	if ((*rest && !executed) || status < -MAX_ERRNO || status > 0xffff ||
+	    (executed && status <= 0))
+		return -EINVAL;
+	mutex_lock(&mock->lock);
+	mock->fail_set_skip = skip;
+	mock->fail_set_nr = nr;
+	mock->fail_set_status = nr ? status : 0;
+	mock->fail_set_executed = executed;
+	mutex_unlock(&mock->lock);
+	return count;
+}
+
+static const struct file_operations mock_fail_sets_fops = {
+	.owner	= THIS_MODULE,
+	.open	= simple_open,
+	.read	= mock_fail_sets_read,
+	.write	= mock_fail_sets_write,
+	.llseek	= default_llseek,
+};
+
 static int mock_reset_set(void *data, u64 val)
 {
 	if (val != 1)
@@ -779,6 +988,80 @@ static int mock_reset_set(void *data, u64 val)
 	return 0;
 }
 DEFINE_DEBUGFS_ATTRIBUTE(mock_reset_fops, NULL, mock_reset_set, "%llu\n");
+
+static int mock_silent_reset_set(void *data, u64 val)
+{
+	if (val != 1)
+		return -EINVAL;
+	nvme_hmb_mock_silent_reset(data);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(mock_silent_reset_fops, NULL, mock_silent_reset_set,
+			 "%llu\n");
+
+static int mock_late_ms_get(void *data, u64 *val)
+{
+	*val = READ_ONCE(((struct nvme_hmb_mock *)data)->late_ms);
+	return 0;
+}
+
+static int mock_late_ms_set(void *data, u64 val)
+{
+	struct nvme_hmb_mock *mock = data;
+
+	if (val > 60000)
+		return -ERANGE;
+	mutex_lock(&mock->lock);
+	mock->late_ms = val;
+	mutex_unlock(&mock->lock);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(mock_late_ms_fops, mock_late_ms_get,
+			 mock_late_ms_set, "%llu\n");
+
+static int mock_get_lies_get(void *data, u64 *val)
+{
+	*val = READ_ONCE(((struct nvme_hmb_mock *)data)->get_lies);
+	return 0;
+}
+
+static int mock_get_lies_set(void *data, u64 val)
+{
+	struct nvme_hmb_mock *mock = data;
+
+	if (val > 1000)
+		return -ERANGE;
+	mutex_lock(&mock->lock);
+	mock->get_lies = val;
+	mutex_unlock(&mock->lock);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(mock_get_lies_fops, mock_get_lies_get,
+			 mock_get_lies_set, "%llu\n");
+
+/* die: 1 arms a death during the next command; reads 2 once dead. */
+static int mock_die_get(void *data, u64 *val)
+{
+	struct nvme_hmb_mock *mock = data;
+
+	mutex_lock(&mock->lock);
+	*val = mock->dead ? 2 : mock->die_next;
+	mutex_unlock(&mock->lock);
+	return 0;
+}
+
+static int mock_die_set(void *data, u64 val)
+{
+	struct nvme_hmb_mock *mock = data;
+
+	if (val != 1)
+		return -EINVAL;
+	mutex_lock(&mock->lock);
+	mock->die_next = true;
+	mutex_unlock(&mock->lock);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(mock_die_fops, mock_die_get, mock_die_set, "%llu\n");
 
 static int mock_check_set(void *data, u64 val)
 {
@@ -820,6 +1103,17 @@ static void mock_debugfs_add(struct nvme_hmb_mock *mock)
 				   &mock_fail_set_fops);
 	debugfs_create_file_unsafe("fail_next_get", 0600, d, mock,
 				   &mock_fail_get_fops);
+	debugfs_create_file_unsafe("late_done", 0400, d, mock,
+				   &mock_late_done_fops);
+	debugfs_create_file_unsafe("lies", 0400, d, mock, &mock_lies_fops);
+	debugfs_create_file("fail_sets", 0600, d, mock, &mock_fail_sets_fops);
+	debugfs_create_file_unsafe("late_ms", 0600, d, mock,
+				   &mock_late_ms_fops);
+	debugfs_create_file_unsafe("get_lies", 0600, d, mock,
+				   &mock_get_lies_fops);
+	debugfs_create_file_unsafe("die", 0600, d, mock, &mock_die_fops);
+	debugfs_create_file_unsafe("silent_reset", 0200, d, mock,
+				   &mock_silent_reset_fops);
 	debugfs_create_file_unsafe("reset", 0200, d, mock, &mock_reset_fops);
 	debugfs_create_file_unsafe("check", 0200, d, mock, &mock_check_fops);
 }
@@ -842,6 +1136,8 @@ struct nvme_hmb_mock *nvme_hmb_mock_create(const char *name,
 {
 	struct platform_device_info info = {
 		.name		= "nvme_hmb_mock",
+		/* The core's ids: a device kept past unload keeps its own. */
+		.id		= PLATFORM_DEVID_AUTO,
 		.dma_mask	= DMA_BIT_MASK(64),
 	};
 	struct nvme_hmb_mock *mock;
@@ -852,18 +1148,14 @@ struct nvme_hmb_mock *nvme_hmb_mock_create(const char *name,
 		return ERR_PTR(-ENOMEM);
 	mutex_init(&mock->lock);
 	INIT_DELAYED_WORK(&mock->touch, mock_touch_work);
+	INIT_DELAYED_WORK(&mock->late, mock_late_work);
 	mock->id = *id;
 	strscpy(mock->port.name, name, sizeof(mock->port.name));
 
-	ret = ida_alloc(&mock_ida, GFP_KERNEL);
-	if (ret < 0)
-		goto err_free;
-	mock->pdev_id = ret;
-	info.id = ret;
 	mock->pdev = platform_device_register_full(&info);
 	if (IS_ERR(mock->pdev)) {
 		ret = PTR_ERR(mock->pdev);
-		goto err_ida;
+		goto err_free;
 	}
 
 	mock->port.dev = &mock->pdev->dev;
@@ -881,8 +1173,6 @@ struct nvme_hmb_mock *nvme_hmb_mock_create(const char *name,
 
 err_pdev:
 	platform_device_unregister(mock->pdev);
-err_ida:
-	ida_free(&mock_ida, mock->pdev_id);
 err_free:
 	kfree(mock);
 	return ERR_PTR(ret);
@@ -895,11 +1185,23 @@ EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_mock_create);
  */
 void nvme_hmb_mock_destroy(struct nvme_hmb_mock *mock)
 {
+	struct nvme_hmb_ctrl *ctrl;
+	bool held;
+
 	if (IS_ERR_OR_NULL(mock))
 		return;
 	debugfs_remove_recursive(mock->dir);
-	nvme_hmb_detach(mock->hmb);
+	/* Whether the engine holds memory for us before it lets go. */
+	ctrl = mock->hmb;
+	mutex_lock(&ctrl->lock);
+	held = !!ctrl->buf.descs;
+	mutex_unlock(&ctrl->lock);
+	nvme_hmb_detach(ctrl);
+	/* A command still to complete late never will: it is dropped. */
+	cancel_delayed_work_sync(&mock->late);
 	mutex_lock(&mock->lock);
+	/* ... and still does, if the disable of the detach failed. */
+	held = mock->ehm || (held && mock->unsure);
 	if (mock->ehm) {
 		/*
 		 * The engine could not disable and left the buffer with us,
@@ -910,8 +1212,17 @@ void nvme_hmb_mock_destroy(struct nvme_hmb_mock *mock)
 	}
 	mutex_unlock(&mock->lock);
 	cancel_delayed_work_sync(&mock->touch);
-	platform_device_unregister(mock->pdev);
-	ida_free(&mock_ida, mock->pdev_id);
+	if (held) {
+		/*
+		 * The engine left memory with the device (its disable
+		 * failed): the device stays, and its name, so that nothing
+		 * the DMA API keeps of that memory points to a freed device.
+		 */
+		dev_warn(&mock->pdev->dev, "%s: removed with host memory left to it; the device stays\n",
+			 mock->port.name);
+	} else {
+		platform_device_unregister(mock->pdev);
+	}
 	kfree(mock->list);
 	kfree(mock);
 }

@@ -28,6 +28,8 @@ struct nvme_hmb_mock_view {
 	u64 sleep_samples;	/* system sleeps begun, sampled after the engine */
 	u64 sleep_ehm;		/* ... that found host memory still enabled */
 	u64 sleep_held;		/* ... that found the engine holding a buffer */
+	u64 late_done;		/* Set Features carried out after a timeout */
+	u64 lies;		/* Get Features answered wrongly */
 };
 
 struct nvme_hmb_mock *nvme_hmb_mock_create(const char *name,
@@ -44,6 +46,9 @@ void nvme_hmb_mock_fail_set_executed(struct nvme_hmb_mock *mock,
 				     unsigned int skip, int status);
 void nvme_hmb_mock_fail_get(struct nvme_hmb_mock *mock, int status);
 void nvme_hmb_mock_reset(struct nvme_hmb_mock *mock);
+void nvme_hmb_mock_silent_reset(struct nvme_hmb_mock *mock);
+void nvme_hmb_mock_misbehave(struct nvme_hmb_mock *mock, unsigned int late_ms,
+			     unsigned int get_lies, bool die);
 void nvme_hmb_mock_check(struct nvme_hmb_mock *mock);
 int nvme_hmb_mock_raw_set(struct nvme_hmb_mock *mock,
 			  const struct nvme_hmb_set_cmd *cmd);
