@@ -27,26 +27,39 @@ struct ctrl_test {
 	struct nvme_hmb_mock *mock;
 	struct nvme_hmb_ctrl *ctrl;
 	u64 fail_above;
+	s64 dma_allocs;		/* the engine's DMA allocations at start */
 };
 
 static int ctrl_test_init(struct kunit *test)
 {
-	test->priv = kunit_kzalloc(test, sizeof(struct ctrl_test), GFP_KERNEL);
-	return test->priv ? 0 : -ENOMEM;
+	struct ctrl_test *t;
+
+	t = kunit_kzalloc(test, sizeof(*t), GFP_KERNEL);
+	if (!t)
+		return -ENOMEM;
+	t->dma_allocs = atomic64_read(&nvme_hmb_dma_allocs);
+	test->priv = t;
+	return 0;
 }
 
-/* Every test ends here: no violation, and a clean detach. */
+/*
+ * Every test ends here: no violation, a clean detach, and every DMA
+ * allocation the engine made given back (its own count, since the DMA
+ * API's debugging does not see buffers without a kernel mapping).
+ */
 static void ctrl_test_exit(struct kunit *test)
 {
 	struct ctrl_test *t = test->priv;
 	struct nvme_hmb_mock_view v;
 
-	if (IS_ERR_OR_NULL(t->mock))
-		return;
-	nvme_hmb_mock_check(t->mock);
-	nvme_hmb_mock_view(t->mock, &v);
-	KUNIT_EXPECT_EQ(test, v.violations, 0);
-	nvme_hmb_mock_destroy(t->mock);
+	if (!IS_ERR_OR_NULL(t->mock)) {
+		nvme_hmb_mock_check(t->mock);
+		nvme_hmb_mock_view(t->mock, &v);
+		KUNIT_EXPECT_EQ(test, v.violations, 0);
+		nvme_hmb_mock_destroy(t->mock);
+	}
+	KUNIT_EXPECT_EQ(test, atomic64_read(&nvme_hmb_dma_allocs),
+			t->dma_allocs);
 }
 
 static void new_mock(struct kunit *test, const struct nvme_hmb_id *id)
@@ -468,6 +481,99 @@ static void set_lost_completion(struct kunit *test)
 	expect_agree(test);
 }
 
+/*
+ * The misbehaviour of real controllers.  An enable that times out and is
+ * carried out later (the admin queue is served in order: before the
+ * disable that follows it): the engine frees only after that disable.
+ */
+static void late_enable_disabled_first(struct kunit *test)
+{
+	struct nvme_hmb_mock_view v;
+	struct ctrl_test *t;
+
+	new_mock(test, &bg5);
+	t = test->priv;
+	nvme_hmb_mock_misbehave(t->mock, 50, 0, false);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), -ETIMEDOUT);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_OFF);
+	nvme_hmb_mock_view(t->mock, &v);
+	KUNIT_EXPECT_EQ(test, v.late_done, 1);
+	KUNIT_EXPECT_EQ(test, v.set_cmds, 2);
+	KUNIT_EXPECT_FALSE(test, v.ehm);
+	expect_agree(test);
+}
+
+/* A disable that times out and is carried out later: memory kept. */
+static void late_disable_keeps_memory(struct kunit *test)
+{
+	struct nvme_hmb_mock_view v;
+	struct ctrl_test *t;
+
+	t = enabled_mock(test, &bg5, MIB(64));
+	nvme_hmb_mock_misbehave(t->mock, 50, 0, false);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(32)), -ETIMEDOUT);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_FAILED);
+	KUNIT_EXPECT_EQ(test, t->ctrl->buf.size, MIB(64));
+	msleep(200);
+	nvme_hmb_mock_view(t->mock, &v);
+	KUNIT_EXPECT_EQ(test, v.late_done, 1);
+	KUNIT_EXPECT_FALSE(test, v.ehm);
+	nvme_hmb_mock_reset(t->mock);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
+	expect_agree(test);
+}
+
+/* Get Features that misreports: counted and said, nothing changed. */
+static void get_lies_counted(struct kunit *test)
+{
+	struct nvme_hmb_mock_view v;
+	struct ctrl_test *t;
+
+	t = enabled_mock(test, &bg5, MIB(64));
+	nvme_hmb_mock_misbehave(t->mock, 0, 1, false);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(32)), 0);
+	KUNIT_EXPECT_EQ(test, t->ctrl->stats.verify_mismatches, 1);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
+	nvme_hmb_mock_view(t->mock, &v);
+	KUNIT_EXPECT_EQ(test, v.lies, 1);
+	KUNIT_EXPECT_EQ(test, (u64)v.hsize << 12, MIB(32));
+	KUNIT_EXPECT_EQ(test, v.violations, 0);
+}
+
+/* A controller that dies during a disable, then is reset. */
+static void dies_mid_command(struct kunit *test)
+{
+	struct ctrl_test *t;
+
+	t = enabled_mock(test, &bg5, MIB(64));
+	nvme_hmb_mock_misbehave(t->mock, 0, 0, true);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(32)), -ETIMEDOUT);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_FAILED);
+	KUNIT_EXPECT_EQ(test, t->ctrl->buf.size, MIB(64));
+	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(16)), -EBUSY);
+	nvme_hmb_mock_reset(t->mock);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
+	expect_agree(test);
+}
+
+/* Resets nobody reported, or reported late. */
+static void silent_resets(struct kunit *test)
+{
+	struct nvme_hmb_mock_view v;
+	struct ctrl_test *t;
+
+	t = enabled_mock(test, &bg5, MIB(64));
+	nvme_hmb_mock_silent_reset(t->mock);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(32)), 0);
+	expect_agree(test);
+	nvme_hmb_mock_silent_reset(t->mock);
+	nvme_hmb_report_reset(t->ctrl);
+	nvme_hmb_mock_view(t->mock, &v);
+	KUNIT_EXPECT_EQ(test, v.mr_returns, 1);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
+	expect_agree(test);
+}
+
 static void disable_fails_keeps_memory(struct kunit *test)
 {
 	struct ctrl_test *t;
@@ -545,17 +651,19 @@ struct fail_step {
 	int ret[3];
 	enum nvme_hmb_state asleep;
 	enum nvme_hmb_state end;
+	unsigned int rejected;		/* failures the mock made */
+	unsigned int mr_refusals;	/* returns (MR=1) refused */
 };
 
 static const struct fail_step fail_steps[] = {
-	{ { -EIO, 0, 0 }, NVME_HMB_SUSPENDED, NVME_HMB_ENABLED },
-	{ { 0, -EIO, -EBUSY }, NVME_HMB_FAILED, NVME_HMB_ENABLED },
-	{ { 0, -EIO, 0 }, NVME_HMB_SUSPENDED, NVME_HMB_ENABLED },
-	{ { 0, 0, -EIO }, NVME_HMB_FAILED, NVME_HMB_ENABLED },
-	{ { 0, 0, -EIO }, NVME_HMB_OFF, NVME_HMB_OFF },
-	{ { 0, 0, 0 }, NVME_HMB_FAILED, NVME_HMB_ENABLED },
-	{ { 0, 0, 0 }, NVME_HMB_SUSPENDED, NVME_HMB_ENABLED },
-	{ { 0, 0, 0 }, NVME_HMB_SUSPENDED, NVME_HMB_ENABLED },
+	{ { -EIO, 0, 0 }, NVME_HMB_SUSPENDED, NVME_HMB_ENABLED, 1, 0 },
+	{ { 0, -EIO, -EBUSY }, NVME_HMB_FAILED, NVME_HMB_ENABLED, 1, 0 },
+	{ { 0, -EIO, 0 }, NVME_HMB_SUSPENDED, NVME_HMB_ENABLED, 1, 0 },
+	{ { 0, 0, -EIO }, NVME_HMB_FAILED, NVME_HMB_ENABLED, 1, 0 },
+	{ { 0, 0, -EIO }, NVME_HMB_OFF, NVME_HMB_OFF, 1, 0 },
+	{ { 0, 0, 0 }, NVME_HMB_FAILED, NVME_HMB_ENABLED, 1, 0 },
+	{ { 0, 0, 0 }, NVME_HMB_SUSPENDED, NVME_HMB_ENABLED, 1, 1 },
+	{ { 0, 0, 0 }, NVME_HMB_SUSPENDED, NVME_HMB_ENABLED, 0, 0 },
 };
 
 /*
@@ -626,12 +734,13 @@ static void fail_each_step(struct kunit *test)
 		KUNIT_EXPECT_EQ_MSG(test, nvme_hmb_state(t->ctrl), f->end,
 				    "n=%u", n);
 		KUNIT_EXPECT_EQ_MSG(test, t->ctrl->stats.mr_refusals,
-				    n == 6 ? 1 : 0, "n=%u", n);
+				    f->mr_refusals, "n=%u", n);
 		expect_agree(test);
 		/* The one failure asked for happened, and no other. */
 		nvme_hmb_mock_view(t->mock, &v);
-		KUNIT_EXPECT_EQ_MSG(test, v.rejected, n < 7 ? 1 : 0,
-				    "n=%u", n);
+		KUNIT_EXPECT_EQ_MSG(test, v.rejected, f->rejected, "n=%u", n);
+		/* A failure never reached must not hit the detach's disable. */
+		nvme_hmb_mock_fail_set(t->mock, 0, 0);
 		ctrl_test_exit(test);
 		t->mock = NULL;
 	}
@@ -911,6 +1020,11 @@ static struct kunit_case nvme_hmb_ctrl_cases[] = {
 	KUNIT_CASE(disable_fails_keeps_memory),
 	KUNIT_CASE(lost_commands_then_reset_is_fresh),
 	KUNIT_CASE(get_features_fails),
+	KUNIT_CASE(late_enable_disabled_first),
+	KUNIT_CASE(late_disable_keeps_memory),
+	KUNIT_CASE(get_lies_counted),
+	KUNIT_CASE(dies_mid_command),
+	KUNIT_CASE(silent_resets),
 	KUNIT_CASE(fail_each_step),
 	KUNIT_CASE(double_teardown),
 	KUNIT_CASE(gone_frees_without_commands),
