@@ -193,7 +193,7 @@ settle() { echo 128 > "$D/limit_mib" 2>/dev/null && size_is 65536; }
 check "back at 64 MiB once the resets are over" wait_for 30 settle
 check "sysfs agrees with Get Features after the race" agree_pci
 check "no command failed: none sent while nvme-pci was resetting" \
-	sh -c "! dmesg | tail -n +$((_mark + 1)) | grep -E 'HMB (enable|disable|read-back).* failed'"
+	dmesg_none 'HMB (enable|disable|read-back).* failed'
 check "I/O after the race" io_ok 128
 timeline "after resets racing resizes"
 
