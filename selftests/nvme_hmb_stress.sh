@@ -1,20 +1,21 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# nvme-hmb stress selftest (TAP 13): for a bounded time, resize writes,
-# drop_caches (shrinker and regrow work) and controller resets (the mock's
-# reset knob) run at once on two mock controllers.  (System-sleep cycles
-# are in nvme_hmb_pm.sh: mixed into this storm, pm_test freeze cycles
-# made Debian's 6.1 soft-lock in get_signal() with no nvme_hmb frame on
-# the stacks, so they are kept apart.)  Afterwards every controller is consistent with its mock,
-# no violation was seen, and a final resize still works.  Sanitizers
-# (lockdep, KASAN, kmemleak, DMA-API debug) are checked by the harness.
+# nvme-hmb stress selftest (TAP 13): for a bounded time
+# (NVME_HMB_STRESS_SECS, default 30), resize writes, drop_caches (shrinker
+# and regrow work), controller resets (the mock's reset knob) and system
+# sleep (pm_test freeze cycles, and in the test VM with NVME_HMB_REAL_S3=1
+# every fourth a real S3 cycle) run at once on two mock controllers.
+# Afterwards every controller is consistent with its mock, no violation
+# was seen, and a final resize still works.  Sanitizers (lockdep, KASAN,
+# kmemleak, DMA-API debug) and the lockup detectors are checked by the
+# harness.
 #
 # Exit: 0 all passed, 1 a test failed, 4 skipped.
 
 . "$(dirname "$0")/ksft_lib"
 
-ksft_begin 9
+ksft_begin 10
 
 SECS=${NVME_HMB_STRESS_SECS:-30}
 modprobe nvme_hmb default_limit_mib=64 regrow_quiet_sec=1
@@ -48,6 +49,21 @@ work() {
 }
 resize() { echo $(( ($2 + $3) * 37 % 80 )) > $SYS/$1/limit_mib; } # NAME SEED I
 reset_ctrl() { echo 1 > $DBG/$1/reset; } # NAME I
+# sleeper I: one system sleep through the engine's PM notifiers
+sleeper() {
+	if [ "${NVME_HMB_REAL_S3:-0}" = 1 ] && vm_only && [ $(($1 % 4)) = 3 ]; then
+		echo none > /sys/power/pm_test &&
+		echo 0 > /sys/class/rtc/rtc0/wakealarm &&
+		echo +3 > /sys/class/rtc/rtc0/wakealarm &&
+		echo mem > /sys/power/state
+		return
+	fi
+	echo freezer > /sys/power/pm_test && echo freeze > /sys/power/state
+	_rc=$?
+	echo none > /sys/power/pm_test
+	return $_rc
+}
+echo 0 > /sys/module/suspend/parameters/pm_test_delay 2>/dev/null
 dropper() {
 	while running; do
 		echo 2 > /proc/sys/vm/drop_caches
@@ -58,25 +74,27 @@ dropper() {
 by_limit() { echo $(( $(stat_of $1 resizes) - $(stat_of $1 regrows) )); }
 r0_0=$(by_limit mock0) r1_0=$(by_limit mock1)
 s0_0=$(stat_of mock0 resets) s1_0=$(stat_of mock1 resets)
+z0_0=$(stat_of mock0 suspends)
 work rz0a 0 resize mock0 1 & work rz0b 0 resize mock0 2 &
 work rz1 0 resize mock1 3 & dropper &
 work rs0 1 reset_ctrl mock0 & work rs1 1 reset_ctrl mock1 &
+work sl 2 sleeper &
 wait
 echo "# mock0: $(stats_line mock0)"
 echo "# mock1: $(stats_line mock1)"
-for w in rz0a rz0b rz1 rs0 rs1; do
+for w in rz0a rz0b rz1 rs0 rs1 sl; do
 	echo "# $w: $(cat $T/$w 2>/dev/null) (successes failures)"
 	sort $T/$w.err 2>/dev/null | uniq -c | sed "s/^/# $w failed: /"
 done
 
 # worker_ok TAG: at least one success; a resizer may fail only with EBUSY
-# (the controller is resetting) or ENOMEM (a shrink that found no smaller
-# set), a resetter never.
+# (the controller is resetting or the system sleeping) or ENOMEM (a
+# shrink that found no smaller set), a resetter or a sleeper never.
 worker_ok() {
 	read -r _ok _bad < $T/$1 || return 1
 	[ "$_ok" -gt 0 ] || { echo "# $1: no write succeeded"; return 1; }
 	case $1 in
-	rs*) eq "$_bad" 0 ;;
+	rs* | sl) eq "$_bad" 0 ;;
 	*) ! grep -v -i -e 'busy' -e 'memory' $T/$1.err | sed 's/^/# /' |
 		grep . ;;
 	esac
@@ -92,6 +110,10 @@ resizers_ok() { worker_ok rz0a && worker_ok rz0b && worker_ok rz1; }
 check "the resizers succeeded, failing only with EBUSY or ENOMEM" resizers_ok
 resetters_ok() { worker_ok rs0 && worker_ok rs1; }
 check "the resets all succeeded" resetters_ok
+sleeps_ok() {
+	worker_ok sl && moved mock0 suspends "$(stat_of mock0 suspends)" "$z0_0"
+}
+check "every system sleep succeeded, and the engine saw them" sleeps_ok
 counted() {
 	moved mock0 "limit_mib resizes" "$(by_limit mock0)" "$r0_0" &&
 	moved mock1 "limit_mib resizes" "$(by_limit mock1)" "$r1_0" &&
