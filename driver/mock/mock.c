@@ -999,6 +999,18 @@ static int mock_silent_reset_set(void *data, u64 val)
 DEFINE_DEBUGFS_ATTRIBUTE(mock_silent_reset_fops, NULL, mock_silent_reset_set,
 			 "%llu\n");
 
+/* A knob of the misbehaviour: a number up to @max, set under the lock. */
+static int mock_knob_set(struct nvme_hmb_mock *mock, unsigned int *knob,
+			 u64 val, u64 max)
+{
+	if (val > max)
+		return -ERANGE;
+	mutex_lock(&mock->lock);
+	*knob = val;
+	mutex_unlock(&mock->lock);
+	return 0;
+}
+
 static int mock_late_ms_get(void *data, u64 *val)
 {
 	*val = READ_ONCE(((struct nvme_hmb_mock *)data)->late_ms);
@@ -1009,12 +1021,7 @@ static int mock_late_ms_set(void *data, u64 val)
 {
 	struct nvme_hmb_mock *mock = data;
 
-	if (val > 60000)
-		return -ERANGE;
-	mutex_lock(&mock->lock);
-	mock->late_ms = val;
-	mutex_unlock(&mock->lock);
-	return 0;
+	return mock_knob_set(mock, &mock->late_ms, val, 60000);
 }
 DEFINE_DEBUGFS_ATTRIBUTE(mock_late_ms_fops, mock_late_ms_get,
 			 mock_late_ms_set, "%llu\n");
@@ -1029,12 +1036,7 @@ static int mock_get_lies_set(void *data, u64 val)
 {
 	struct nvme_hmb_mock *mock = data;
 
-	if (val > 1000)
-		return -ERANGE;
-	mutex_lock(&mock->lock);
-	mock->get_lies = val;
-	mutex_unlock(&mock->lock);
-	return 0;
+	return mock_knob_set(mock, &mock->get_lies, val, 1000);
 }
 DEFINE_DEBUGFS_ATTRIBUTE(mock_get_lies_fops, mock_get_lies_get,
 			 mock_get_lies_set, "%llu\n");
