@@ -4,8 +4,14 @@
 # nvme-hmb stress selftest (TAP 13): for a bounded time
 # (NVME_HMB_STRESS_SECS, default 30), resize writes, drop_caches (shrinker
 # and regrow work), controller resets (the mock's reset knob) and system
-# sleep (pm_test freeze cycles, and in the test VM with NVME_HMB_REAL_S3=1
-# every fourth a real S3 cycle) run at once on two mock controllers.
+# sleep (pm_test freeze cycles; with NVME_HMB_STRESS_REAL_S3=1 in the
+# test VM every fourth a real S3 cycle) run at once on two mock
+# controllers.  Real S3 is not in the storm by default: in a ten-minute
+# storm on Debian's 6.1 one real S3 cycle, about the thirtieth, never got
+# past "Freezing user space processes" (the guest's CPUs busy, no message
+# for eight minutes), and on 6.12 a resume left EFLAGS with bits no x86
+# CPU sets (a #DB in kernel mode, then a double fault in kthreadd): the
+# emulated CPU under TCG, as far as can be told, not this module.
 # Afterwards every controller is consistent with its mock, no violation
 # was seen, and a final resize still works.  Sanitizers (lockdep, KASAN,
 # kmemleak, DMA-API debug) and the lockup detectors are checked by the
@@ -51,7 +57,8 @@ resize() { echo $(( ($2 + $3) * 37 % 80 )) > $SYS/$1/limit_mib; } # NAME SEED I
 reset_ctrl() { echo 1 > $DBG/$1/reset; } # NAME I
 # sleeper I: one system sleep through the engine's PM notifiers
 sleeper() {
-	if [ "${NVME_HMB_REAL_S3:-0}" = 1 ] && vm_only && [ $(($1 % 4)) = 3 ]; then
+	if [ "${NVME_HMB_STRESS_REAL_S3:-0}" = 1 ] && vm_only &&
+	   [ $(($1 % 4)) = 3 ]; then
 		echo none > /sys/power/pm_test &&
 		echo 0 > /sys/class/rtc/rtc0/wakealarm &&
 		echo +3 > /sys/class/rtc/rtc0/wakealarm &&
