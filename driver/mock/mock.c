@@ -658,6 +658,18 @@ void nvme_hmb_mock_check(struct nvme_hmb_mock *mock)
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_mock_check);
 
+/* Arm the failure of coming Set Features (fail_sets, KUnit). */
+static void mock_arm_sets(struct nvme_hmb_mock *mock, unsigned int skip,
+			  unsigned int nr, int status, bool executed)
+{
+	mutex_lock(&mock->lock);
+	mock->fail_set_skip = skip;
+	mock->fail_set_nr = nr;
+	mock->fail_set_status = nr ? status : 0;
+	mock->fail_set_executed = executed;
+	mutex_unlock(&mock->lock);
+}
+
 /**
  * nvme_hmb_mock_fail_sets() - fail coming Set Features commands
  * @mock: the mock
@@ -670,12 +682,7 @@ EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_mock_check);
 void nvme_hmb_mock_fail_sets(struct nvme_hmb_mock *mock, unsigned int skip,
 			     unsigned int nr, int status)
 {
-	mutex_lock(&mock->lock);
-	mock->fail_set_skip = skip;
-	mock->fail_set_nr = nr;
-	mock->fail_set_status = nr ? status : 0;
-	mock->fail_set_executed = false;
-	mutex_unlock(&mock->lock);
+	mock_arm_sets(mock, skip, nr, status, false);
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_mock_fail_sets);
 
@@ -691,10 +698,7 @@ EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_mock_fail_sets);
 void nvme_hmb_mock_fail_set_executed(struct nvme_hmb_mock *mock,
 				     unsigned int skip, int status)
 {
-	nvme_hmb_mock_fail_sets(mock, skip, 1, status);
-	mutex_lock(&mock->lock);
-	mock->fail_set_executed = status > 0;
-	mutex_unlock(&mock->lock);
+	mock_arm_sets(mock, skip, 1, status, status > 0);
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_mock_fail_set_executed);
 
@@ -963,12 +967,7 @@ static ssize_t mock_fail_sets_write(struct file *file,
 	if ((*rest && !executed) || status < -MAX_ERRNO || status > 0xffff ||
 	    (executed && status <= 0))
 		return -EINVAL;
-	mutex_lock(&mock->lock);
-	mock->fail_set_skip = skip;
-	mock->fail_set_nr = nr;
-	mock->fail_set_status = nr ? status : 0;
-	mock->fail_set_executed = executed;
-	mutex_unlock(&mock->lock);
+	mock_arm_sets(mock, skip, nr, status, executed);
 	return count;
 }
 
