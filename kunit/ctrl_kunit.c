@@ -817,6 +817,7 @@ enum raw_tweak {
 
 struct raw_case {
 	const char *name;
+	const char *why;	/* the mock's rule that refuses it */
 	u32 cdw10;
 	bool mr;
 	u32 hsize;		/* 0: the engine's */
@@ -831,36 +832,56 @@ struct raw_case {
 
 /* Every rule the mock rejects a command for, one case each. */
 static const struct raw_case raw_cases[] = {
-	{ "list not 16-byte aligned", 0x0d, false, 0, 8, -1, INVALID_FIELD },
-	{ "HSIZE one page short", 0x0d, false, 8191, 0, -1, INVALID_FIELD },
-	{ "HSIZE one page over", 0x0d, false, 8193, 0, -1, INVALID_FIELD },
-	{ "no entries", 0x0d, false, 0, 0, 0, INVALID_FIELD },
-	{ "more entries than HMMAXD", 0x0d, false, 0, 0, 17, INVALID_FIELD },
-	{ "entries not matching HSIZE", 0x0d, false, 0, 0, 7, INVALID_FIELD },
-	{ "save bit", 0x8000000d, false, 0, 0, -1,
+	{ "list not 16-byte aligned", "list address not 16-byte aligned",
+	  0x0d, false, 0, 8, -1, INVALID_FIELD },
+	{ "HSIZE one page short", "HSIZE below HMMIN",
+	  0x0d, false, 8191, 0, -1, INVALID_FIELD },
+	{ "HSIZE one page over", "HSIZE above HMPRE and HMMIN",
+	  0x0d, false, 8193, 0, -1, INVALID_FIELD },
+	{ "no entries", "entry count 0 or above HMMAXD",
+	  0x0d, false, 0, 0, 0, INVALID_FIELD },
+	{ "more entries than HMMAXD", "entry count 0 or above HMMAXD",
+	  0x0d, false, 0, 0, 17, INVALID_FIELD },
+	{ "entries not matching HSIZE", "HSIZE is not the sum of the entries",
+	  0x0d, false, 0, 0, 7, INVALID_FIELD },
+	{ "save bit", "save (SV) requested",
+	  0x8000000d, false, 0, 0, -1,
 	  NVME_SC_FEATURE_NOT_SAVEABLE | NVME_HMB_STATUS_DNR },
-	{ "MR of another list", 0x0d, true, 0, 0, 7, INVALID_FIELD },
-	{ "MR of a changed list", 0x0d, true, 0, 0, -1, INVALID_FIELD, 0,
+	{ "MR of another list", "returned (MR) a different buffer",
+	  0x0d, true, 0, 0, 7, INVALID_FIELD },
+	{ "MR of a changed list", "returned (MR) a different buffer",
+	  0x0d, true, 0, 0, -1, INVALID_FIELD, 0,
 	  RAW_LIST_CHANGED },
-	{ "enable while enabled", 0x0d, false, 0, 0, -1, SEQ_ERROR, 0,
+	{ "enable while enabled", "enable while enabled",
+	  0x0d, false, 0, 0, -1, SEQ_ERROR, 0,
 	  RAW_WHILE_ENABLED },
-	{ "not FID 0Dh", 0x0c, false, 0, 0, -1, INVALID_FIELD },
-	{ "reserved bits of CDW11", 0x0d, false, 0, 0, -1, INVALID_FIELD,
+	{ "not FID 0Dh", "not FID 0Dh",
+	  0x0c, false, 0, 0, -1, INVALID_FIELD },
+	{ "reserved bits of CDW11", "reserved bits of CDW11 set",
+	  0x0d, false, 0, 0, -1, INVALID_FIELD,
 	  BIT(2) },
-	{ "MR on a disable", 0x0d, true, 0, 0, -1, INVALID_FIELD, 0,
+	{ "MR on a disable", "memory return (MR) on a disable",
+	  0x0d, true, 0, 0, -1, INVALID_FIELD, 0,
 	  RAW_DISABLE },
-	{ "entry not page aligned", 0x0d, false, 0, 0, -1, INVALID_FIELD, 0,
+	{ "entry not page aligned", "buffer address not page aligned",
+	  0x0d, false, 0, 0, -1, INVALID_FIELD, 0,
 	  RAW_ADDR_UNALIGNED },
-	{ "empty entry", 0x0d, false, 0, 0, -1, INVALID_FIELD, 0, RAW_EMPTY },
-	{ "entry below HMMINDS", 0x0d, false, 0, 0, -1, INVALID_FIELD, 0,
+	{ "empty entry", "empty buffer",
+	  0x0d, false, 0, 0, -1, INVALID_FIELD, 0, RAW_EMPTY },
+	{ "entry below HMMINDS", "buffer smaller than HMMINDS",
+	  0x0d, false, 0, 0, -1, INVALID_FIELD, 0,
 	  RAW_BELOW_HMMINDS },
-	{ "entry reserved field", 0x0d, false, 0, 0, -1, INVALID_FIELD, 0,
+	{ "entry reserved field", "reserved field set",
+	  0x0d, false, 0, 0, -1, INVALID_FIELD, 0,
 	  RAW_RSVD },
-	{ "entry not in host memory", 0x0d, false, 0, 0, -1, INVALID_FIELD, 0,
+	{ "entry not in host memory", "buffer not in host memory",
+	  0x0d, false, 0, 0, -1, INVALID_FIELD, 0,
 	  RAW_NOT_RAM },
-	{ "entries overlap", 0x0d, false, 0, 0, -1, INVALID_FIELD, 0,
+	{ "entries overlap", "buffers overlap",
+	  0x0d, false, 0, 0, -1, INVALID_FIELD, 0,
 	  RAW_OVERLAP },
-	{ "list not in host memory", 0x0d, false, 0, 0, -1, INVALID_FIELD, 0,
+	{ "list not in host memory", "descriptor list not in host memory",
+	  0x0d, false, 0, 0, -1, INVALID_FIELD, 0,
 	  RAW_LIST_NOT_RAM },
 };
 
@@ -937,10 +958,40 @@ static void mock_rejects(struct kunit *test)
 	cmd.cdw11 |= c->cdw11_or;
 	KUNIT_EXPECT_EQ(test, nvme_hmb_mock_raw_set(t->mock, &cmd), c->status);
 	nvme_hmb_mock_view(t->mock, &v);
+	KUNIT_EXPECT_STREQ(test, v.why, c->why);
 	KUNIT_EXPECT_EQ(test, v.ehm, enabled);
 	KUNIT_EXPECT_EQ(test, v.rejected, 1);
 	KUNIT_EXPECT_EQ(test, v.violations, 1);
 	/* Deliberate violations: leave without the exit check. */
+	nvme_hmb_mock_destroy(t->mock);
+	t->mock = NULL;
+}
+
+/*
+ * The mock's own ceiling: with no HMMAXD (0, no limit) a list of more
+ * than 65535 entries is refused before the mock reads it, as a firmware
+ * that never reads past its own limit would.
+ */
+static void mock_rejects_65536_entries(struct kunit *test)
+{
+	struct nvme_hmb_mock_view v;
+	struct nvme_hmb_set_cmd cmd;
+	struct ctrl_test *t;
+
+	t = enabled_mock(test, &min_is_pref, MIB(64));
+	nvme_hmb_sleep(t->ctrl, false);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_SUSPENDED);
+	nvme_hmb_encode_set(&cmd, true, false,
+			    t->ctrl->buf.size >> NVME_HMB_PAGE_SHIFT,
+			    t->ctrl->buf.descs_dma, NVME_HMB_MAX_DESCS + 1);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_mock_raw_set(t->mock, &cmd),
+			INVALID_FIELD);
+	nvme_hmb_mock_view(t->mock, &v);
+	KUNIT_EXPECT_STREQ(test, v.why, "entry count above 65535");
+	KUNIT_EXPECT_FALSE(test, v.ehm);
+	KUNIT_EXPECT_EQ(test, v.rejected, 1);
+	KUNIT_EXPECT_EQ(test, v.violations, 1);
+	/* A deliberate violation: leave without the exit check. */
 	nvme_hmb_mock_destroy(t->mock);
 	t->mock = NULL;
 }
@@ -1030,6 +1081,7 @@ static struct kunit_case nvme_hmb_ctrl_cases[] = {
 	KUNIT_CASE(gone_frees_without_commands),
 	KUNIT_CASE(foreign_owner),
 	KUNIT_CASE_PARAM(mock_rejects, raw_gen_params),
+	KUNIT_CASE(mock_rejects_65536_entries),
 	KUNIT_CASE(mock_sees_list_change),
 	KUNIT_CASE(mock_watches_after_failed_disable),
 	{}

@@ -293,6 +293,7 @@ static int mock_reject(struct nvme_hmb_mock *mock, int status,
 {
 	mock->stats.rejected++;
 	mock->stats.violations++;
+	mock->stats.why = why;
 	pr_warn("%s: Set Features rejected: %s\n", mock->port.name, why);
 	return status;
 }

@@ -30,6 +30,7 @@ struct nvme_hmb_mock_view {
 	u64 sleep_held;		/* ... that found the engine holding a buffer */
 	u64 late_done;		/* Set Features carried out after a timeout */
 	u64 lies;		/* Get Features answered wrongly */
+	const char *why;	/* the rule the last rejected command broke */
 };
 
 struct nvme_hmb_mock *nvme_hmb_mock_create(const char *name,
