@@ -38,7 +38,7 @@ if ! emu_present; then
 	exit $KSFT_SKIP
 fi
 NR_S3=5
-echo "1..$((72 + 3 * NR_S3))"
+echo "1..$((73 + 3 * NR_S3))"
 
 QUIET=10
 BDF=$(basename "$(readlink -f /sys/class/nvme/$CTRL/device)")
@@ -228,6 +228,51 @@ check "sysfs agrees with Get Features after reclaim" agree_pci
 check "regrows after $QUIET s of quiet" wait_for 60 size_is 65536
 check "sysfs agrees with Get Features after regrow" agree_pci
 echo 0 > "$D/reclaim"	# steady sizes from here: this part is about sleep
+
+# --- 6b. the IOVA-contiguous buffer cannot be had -------------------------
+# Behind an IOMMU a fresh set is one IOVA-contiguous buffer, and fault
+# injection (the debug kernel's) can fail that allocation, the engine's
+# site "contig": the set falls back to buffers of their own, the drive
+# takes them and sees nothing wrong.  The K-th allocation of a setup
+# from off is failed for K = 1, 2, ... until the failure lands on
+# "contig".  nvme_hmb_faults fails the other ten sites on the mock.
+FA=/sys/kernel/debug/nvme_hmb/fail_alloc
+contig_hits() {
+	awk '$1 == "contig" { print $2 }' /sys/kernel/debug/nvme_hmb/fault_sites
+}
+contig_fails() {
+	_k=1
+	while [ $_k -le 4 ]; do
+		echo 0 > "$D/limit_mib" || return 1
+		_h=$(contig_hits)
+		echo 1 > $FA/interval; echo 1 > $FA/times
+		echo "$_k" > $FA/space; echo 100 > $FA/probability
+		echo 64 > "$D/limit_mib"
+		_rc=$?
+		echo 0 > $FA/probability
+		if [ "$(contig_hits)" != "$_h" ]; then
+			echo "# allocation $_k of the setup was the contiguous buffer"
+			[ $_rc = 0 ] && state_is enabled && size_is 65536 &&
+				[ "$(val "$D/nr_descs")" -gt 1 ] && agree_pci &&
+				io_ok 160 && emu_clean
+			return
+		fi
+		_k=$((_k + 1))
+	done
+	echo "# no allocation of the setup was the contiguous buffer"
+	return 1
+}
+if [ ! -d $FA ]; then
+	skip "the contiguous buffer failed: buffers of their own instead" \
+		"no fault injection on $(uname -r)"
+elif [ ! -e /sys/bus/pci/devices/$BDF/iommu_group ]; then
+	skip "the contiguous buffer failed: buffers of their own instead" \
+		"the drive is not behind an IOMMU here"
+else
+	check "the contiguous buffer failed: buffers of their own instead" \
+		contig_fails
+fi
+echo 128 > "$D/limit_mib"
 
 # --- 7. system sleep ----------------------------------------------------
 echo 1 > /sys/module/suspend/parameters/pm_test_delay 2>/dev/null
