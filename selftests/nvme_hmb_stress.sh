@@ -21,7 +21,7 @@
 # taking an int3 there while the kernel's memory already holds the
 # finished jump, and RCU stall and soft-lockup reports follow.  A loop
 # of forks with pm_test freezer cycles stops the same way with no
-# nvme-hmb module loaded (an untainted kernel, after 45 sleeps); with
+# nvme-hmb module loaded (an untainted kernel, after 57 sleeps); with
 # NVME_HMB_ACCEL=tcg-single (all vCPUs on one host thread) ten minutes
 # of this storm on 6.1, 150 sleeps of which 37 real S3, passed clean.
 # This is also the soft lockup in get_signal once seen when sleep was
