@@ -262,15 +262,13 @@ contig_fails() {
 	echo "# no allocation of the setup was the contiguous buffer"
 	return 1
 }
+w="the contiguous buffer failed: buffers of their own instead"
 if [ ! -d $FA ]; then
-	skip "the contiguous buffer failed: buffers of their own instead" \
-		"no fault injection on $(uname -r)"
+	skip "$w" "no fault injection on $(uname -r)"
 elif [ ! -e /sys/bus/pci/devices/$BDF/iommu_group ]; then
-	skip "the contiguous buffer failed: buffers of their own instead" \
-		"the drive is not behind an IOMMU here"
+	skip "$w" "the drive is not behind an IOMMU here"
 else
-	check "the contiguous buffer failed: buffers of their own instead" \
-		contig_fails
+	check "$w" contig_fails
 fi
 echo 128 > "$D/limit_mib"
 
