@@ -106,10 +106,7 @@ if [ "${NVME_HMB_REAL_S3:-0}" = 1 ]; then
 	real_s3() {
 		_mr=$(val $DBG/$C/mr_returns)
 		mark_sleep
-		echo none > /sys/power/pm_test
-		echo 0 > /sys/class/rtc/rtc0/wakealarm
-		echo +3 > /sys/class/rtc/rtc0/wakealarm
-		echo mem > /sys/power/state || return 1
+		rtc_s3 || { echo "# rtc_s3: $?"; return 1; }
 		slept 1 && eq "$(val $DBG/$C/mr_returns)" $((_mr + 1)) &&
 		agree $C
 	}
