@@ -236,7 +236,6 @@ echo 0 > "$D/reclaim"	# steady sizes from here: this part is about sleep
 # takes them and sees nothing wrong.  The K-th allocation of a setup
 # from off is failed for K = 1, 2, ... until the failure lands on
 # "contig".  nvme_hmb_faults fails the other ten sites on the mock.
-FA=/sys/kernel/debug/nvme_hmb/fail_alloc
 contig_hits() {
 	awk '$1 == "contig" { print $2 }' /sys/kernel/debug/nvme_hmb/fault_sites
 }
@@ -245,11 +244,10 @@ contig_fails() {
 	while [ $_k -le 4 ]; do
 		echo 0 > "$D/limit_mib" || return 1
 		_h=$(contig_hits)
-		echo 1 > $FA/interval; echo 1 > $FA/times
-		echo "$_k" > $FA/space; echo 100 > $FA/probability
+		arm_alloc $_k || return 1
 		echo 64 > "$D/limit_mib"
 		_rc=$?
-		echo 0 > $FA/probability
+		disarm_alloc || return 1
 		if [ "$(contig_hits)" != "$_h" ]; then
 			echo "# allocation $_k of the setup was the contiguous buffer"
 			[ $_rc = 0 ] && state_is enabled && size_is 65536 &&

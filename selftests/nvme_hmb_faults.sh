@@ -31,7 +31,6 @@
 . "$(dirname "$0")/ksft_lib"
 
 FI=/sys/kernel/debug/nvme_hmb
-FA=$FI/fail_alloc
 ENGINE="default_limit_mib=16 max_chunk_kib=4096 regrow_quiet_sec=4"
 # mock0: 16 MiB in 4 MiB buffers; mock1: HMMAXD 2, so that growing it
 # builds a fresh set.
@@ -47,11 +46,6 @@ LEAKED=0	# DMA allocations deliberately left with a dead controller
 # The debug kernel forks slowly (KASAN, lockdep, TCG): the helpers below
 # read with the shell's read and keep results in variables.
 r() { read -r "$1" < "$2"; }		# r VAR FILE
-w() { # w VALUE FILE: write, and say so when it fails
-	echo "$1" > "$2" && return 0
-	echo "# writing '$1' to $2 failed"
-	return 1
-}
 loaded() { [ -d /sys/module/$1 ]; }
 unload() {
 	for _m in nvme_hmb_mock nvme_hmb; do
@@ -71,11 +65,6 @@ echo 0 > /sys/module/suspend/parameters/pm_test_delay 2>/dev/null
 
 # --- the fault knobs ---
 
-arm_alloc() { # arm_alloc K: the K-th engine allocation from now fails
-	w 0 $FA/probability && w 1 $FA/verbose && w 1 $FA/interval &&
-	w "$1" $FA/space && w 1 $FA/times && w 100 $FA/probability
-}
-disarm_alloc() { w 0 $FA/probability; }
 alloc_injected() { r _t $FA/times && [ "$_t" = 0 ]; }
 hits() { tr '\n' ' ' < $FI/fault_sites; }
 # sites_hit BEFORE: the sites whose count moved since BEFORE (hits)
@@ -88,12 +77,12 @@ sites_hit() {
 
 arm_cmd() { # arm_cmd C SKIP STATUS: fail C's (SKIP+1)-th Set Features
 	case $3 in
-	*x) w "$2 1 ${3%x} executed" $DBG/$1/fail_sets ;;
-	*) w "$2 1 $3" $DBG/$1/fail_sets ;;
+	*x) put "$2 1 ${3%x} executed" $DBG/$1/fail_sets ;;
+	*) put "$2 1 $3" $DBG/$1/fail_sets ;;
 	esac
 }
 cmd_injected() { r _f $DBG/$1/fail_sets && [ "$_f" = "0 0 0" ]; }
-disarm_cmd() { w "0 0 0" $DBG/$1/fail_sets; }
+disarm_cmd() { put "0 0 0" $DBG/$1/fail_sets; }
 
 # --- what must hold after every fault ---
 
@@ -154,10 +143,10 @@ sane() {
 # recover C: the faults gone, a failed controller reset, C back at full
 # size (limit 16 MiB: mock0 16 MiB, mock1 8 MiB under its HMMAXD)
 recover() {
-	disarm_alloc && disarm_cmd $1 && w 0 $DBG/$1/fail_next_get || return 1
+	disarm_alloc && disarm_cmd $1 && put 0 $DBG/$1/fail_next_get || return 1
 	r ST $SYS/$1/state
-	[ "$ST" != failed ] || w 1 $DBG/$1/reset
-	w 16 $SYS/$1/limit_mib
+	[ "$ST" != failed ] || put 1 $DBG/$1/reset
+	put 16 $SYS/$1/limit_mib
 	fits $1 && [ "$ST" = enabled ] || return 1
 	case $1 in mock0) [ "$SZ" = 16384 ] ;; *) [ "$SZ" = 8192 ] ;; esac ||
 		{ said $1; return 1; }
@@ -169,7 +158,7 @@ fresh() {
 	disarm_alloc
 	loaded nvme_hmb_mock || modprobe nvme_hmb_mock $MOCK || return 1
 	for _c in mock0 mock1; do
-		w 0 $SYS/$_c/reclaim && recover $_c || return 1
+		put 0 $SYS/$_c/reclaim && recover $_c || return 1
 	done
 }
 
@@ -183,13 +172,13 @@ after() {
 # --- the operations, each with what it starts from ---
 
 prep_full() { fresh; }
-prep_small() { fresh && w 5 $SYS/$OPC/limit_mib; }
-prep_off() { fresh && w 0 $SYS/$OPC/limit_mib; }
+prep_small() { fresh && put 5 $SYS/$OPC/limit_mib; }
+prep_off() { fresh && put 0 $SYS/$OPC/limit_mib; }
 stat() { r "$1" $SYS/$OPC/stats/$2; }	# stat VAR COUNTER (of OPC)
 reclaimed_since() { stat _n reclaims && [ "$_n" -gt "$1" ]; }
 regrown_since() { stat _n regrows && [ "$_n" -gt "$1" ]; }
 prep_reclaimed() {
-	fresh && w 1 $SYS/$OPC/reclaim && stat _rc reclaims || return 1
+	fresh && put 1 $SYS/$OPC/reclaim && stat _rc reclaims || return 1
 	echo 2 > /proc/sys/vm/drop_caches
 	wait_for 10 reclaimed_since "$_rc" && wait_for 10 quiet
 }
@@ -210,7 +199,7 @@ quiet() {
 }
 do_reclaim() {
 	stat _rc reclaims
-	w 1 $SYS/$OPC/reclaim
+	put 1 $SYS/$OPC/reclaim
 	echo 2 > /proc/sys/vm/drop_caches
 	wait_for 10 reclaimed_since "$_rc"
 	wait_for 10 quiet
@@ -219,14 +208,14 @@ do_reclaim() {
 do_regrow() {
 	stat _rg regrows
 	wait_for 20 regrown_since "$_rg"
-	w 0 $SYS/$OPC/reclaim
+	put 0 $SYS/$OPC/reclaim
 	true
 }
-do_reset() { w 1 $DBG/$OPC/reset; }
+do_reset() { put 1 $DBG/$OPC/reset; }
 pm_cycle() { # pm_cycle STATE
-	w freezer /sys/power/pm_test && w "$1" /sys/power/state
+	put freezer /sys/power/pm_test && put "$1" /sys/power/state
 	_rc=$?
-	w none /sys/power/pm_test
+	put none /sys/power/pm_test
 	return $_rc
 }
 do_suspend() { pm_cycle freeze; }
@@ -401,7 +390,7 @@ stays() {
 		index($0, m) { seen = 1 } END { print n + 0 }'
 }
 leaves() { # leaves HOW...: remove the mocks after HOW; mock0's memory stays
-	fresh && w 4 $SYS/mock0/limit_mib || return 1
+	fresh && put 4 $SYS/mock0/limit_mib || return 1
 	_mk="nvme-hmb-faults-mark $$.$LEAKED"
 	echo "$_mk" > /dev/kmsg
 	"$@"
@@ -427,7 +416,7 @@ check "removal whose disable fails: the memory stays with the controller" detach
 
 OPC=mock0
 get_fails() {
-	fresh && stat _cf cmd_failures && w 0x6 $DBG/mock0/fail_next_get || return 1
+	fresh && stat _cf cmd_failures && put 0x6 $DBG/mock0/fail_next_get || return 1
 	do_limit 4
 	stat _cf1 cmd_failures
 	r _fg $DBG/mock0/fail_next_get
@@ -437,7 +426,7 @@ get_fails() {
 check "Get Features failing after an enable: counted, the HMB stays" get_fails
 
 get_lies() {
-	fresh && stat _vm verify_mismatches && w 1 $DBG/mock0/get_lies || return 1
+	fresh && stat _vm verify_mismatches && put 1 $DBG/mock0/get_lies || return 1
 	do_limit 4
 	stat _vm1 verify_mismatches
 	r _l $DBG/mock0/lies
@@ -446,7 +435,7 @@ get_lies() {
 check "Get Features answering wrong attributes: counted, nothing changes" get_lies
 
 late_disable() {
-	fresh && r _ld $DBG/mock0/late_done && w 500 $DBG/mock0/late_ms ||
+	fresh && r _ld $DBG/mock0/late_done && put 500 $DBG/mock0/late_ms ||
 		return 1
 	read -r _a0 _b0 < $FI/dma_held
 	do_limit 4
@@ -461,7 +450,7 @@ check "a disable completing after the host gave up: memory kept until the reset"
 	late_disable
 
 late_enable() {
-	prep_off && r _ld $DBG/mock0/late_done && w 500 $DBG/mock0/late_ms ||
+	prep_off && r _ld $DBG/mock0/late_done && put 500 $DBG/mock0/late_ms ||
 		return 1
 	do_limit 16
 	# Taken back before freed: the late enable went first, then the
@@ -474,24 +463,24 @@ check "an enable completing after the host gave up: disabled before freed" \
 	late_enable
 
 silent_never() {
-	fresh && w 1 $DBG/mock0/silent_reset || return 1
+	fresh && put 1 $DBG/mock0/silent_reset || return 1
 	do_limit 4
 	sane && recover mock0
 }
 check "a reset never reported: resizes still work" silent_never
 
 silent_late() {
-	fresh && r _mr $DBG/mock0/mr_returns && w 1 $DBG/mock0/silent_reset ||
+	fresh && r _mr $DBG/mock0/mr_returns && put 1 $DBG/mock0/silent_reset ||
 		return 1
 	sleep 1
-	w 1 $DBG/mock0/reset
+	put 1 $DBG/mock0/reset
 	r _mr1 $DBG/mock0/mr_returns
 	eq "$_mr1" $((_mr + 1)) && sane && recover mock0
 }
 check "a reset reported late: the buffer returned (MR=1)" silent_late
 
 die_reset() {
-	fresh && w 1 $DBG/mock0/die || return 1
+	fresh && put 1 $DBG/mock0/die || return 1
 	do_limit 4
 	r _d $DBG/mock0/die
 	eq "$_d" 2 && fits mock0 && eq "$ST" failed || return 1
@@ -506,7 +495,7 @@ check "a controller dying mid-command: memory kept, back after a reset" die_rese
 # Dying while turned off (the disable taken, never completed): what stays
 # behind is the 4 MiB set, not a grown one; every byte leaked here is
 # missing for the memory hog of nvme_hmb_pressure, later in the same VM.
-dies() { w 1 $DBG/mock0/die && do_limit 0; }
+dies() { put 1 $DBG/mock0/die && do_limit 0; }
 check "a controller dying, then removed: its memory is never freed" leaves dies
 
 ksft_end
