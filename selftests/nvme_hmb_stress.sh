@@ -12,7 +12,9 @@
 # checked by the harness.
 #
 # On 6.1 kernels the sleeper is off unless NVME_HMB_STRESS_SLEEP=1, for
-# a fault of the test VM, not of nvme-hmb.  Under QEMU's multi-threaded
+# a fault of the test VM, not of nvme-hmb (make test asks for it on the
+# stock kernels, which it runs on single-threaded TCG: scripts/run-tests,
+# accel_for).  Under QEMU's multi-threaded
 # TCG (scripts/vm-run's default) Debian's 6.1 stops for good in
 # "Freezing user space processes": both vCPUs stay at get_signal+0xa0,
 # the static branch of freezing() (freezer_active) inlined in
