@@ -104,8 +104,9 @@ if vm_only; then
 	pg_kib=$(( $(getconf PAGESIZE 2>/dev/null || echo 4096) / 1024 ))
 	min_kib=$(awk -v k="$pg_kib" '$1 == "min" { s += $2 }
 		END { print s * k }' /proc/zoneinfo)
+	above_kib=$((min_kib + 8192))
 	echo "# min watermark $min_kib KiB: the hog writes while MemFree >" \
-	     "$((min_kib + 8192)) KiB"
+	     "$above_kib KiB"
 	# The hog must find the HMB whole, and count its own reclaims and
 	# regrows: a size already below 64 MiB, or one that never came back,
 	# would pass "shrank" and "regrows" without any pressure.
@@ -116,7 +117,7 @@ if vm_only; then
 	waited=0
 	min_size=65536
 	while [ $i -lt 1000 ] && [ $waited -lt 120 ]; do
-		if [ "$(free_kib)" -gt $((min_kib + 8192)) ]; then
+		if [ "$(free_kib)" -gt $above_kib ]; then
 			dd if=/dev/zero of=/tmp/hog/f$i bs=1M count=4 \
 				2>/dev/null || break
 			i=$((i + 1))
