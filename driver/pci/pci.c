@@ -62,6 +62,7 @@
 #include "nvme-private/btf-nvme.h"
 #else
 #include "nvme-private/nvme.h"
+#include "nvme-private/nvme-dev.h"
 #endif
 #include "nvme-layout.h"
 
