@@ -136,9 +136,18 @@ static void nvme_hmb_cmd_error(struct nvme_hmb_ctrl *ctrl, const char *what,
 				    nvme_hmb_status_str(ret), ret);
 }
 
+/*
+ * Send Set Features 0Dh for the current buffer, and keep ctrl->sent: an
+ * enable is recorded before it is sent, and the record goes back to what
+ * it was only when the command certainly had no effect (not sent, or a
+ * status that says the controller did not act on it); a disable that
+ * completed clears it.  Any other outcome may have left the controller
+ * holding what was sent.
+ */
 static int nvme_hmb_set_features(struct nvme_hmb_ctrl *ctrl, bool enable,
 				 bool mr)
 {
+	struct nvme_hmb_attrs was = ctrl->sent;
 	struct nvme_hmb_set_cmd cmd;
 	int ret;
 
@@ -147,12 +156,26 @@ static int nvme_hmb_set_features(struct nvme_hmb_ctrl *ctrl, bool enable,
 	nvme_hmb_encode_set(&cmd, enable, mr,
 			    ctrl->buf.size >> NVME_HMB_PAGE_SHIFT,
 			    ctrl->buf.descs_dma, ctrl->buf.nr_chunks);
+	if (enable) {
+		ctrl->sent.ehm = true;
+		ctrl->sent.hsize = cmd.cdw12;
+		ctrl->sent.hmdla = ctrl->buf.descs_dma;
+		ctrl->sent.hmdlec = cmd.cdw15;
+	}
 	ret = ctrl->port->ops->set_features(ctrl->port, &cmd);
 	/* -EAGAIN: not sent, the controller is being reset; not a failure. */
-	if (ret && ret != -EAGAIN) {
+	if (ret == -EAGAIN) {
+		ctrl->sent = was;
+		return ret;
+	}
+	if (ret) {
 		ctrl->stats.cmd_failures++;
 		ctrl->last_status = ret;
 	}
+	if (!ret && !enable)
+		ctrl->sent.ehm = false;
+	else if (ret > 0 && enable && nvme_hmb_status_refused(ret))
+		ctrl->sent = was;
 	return ret;
 }
 
@@ -174,16 +197,28 @@ static int nvme_hmb_read_attrs(struct nvme_hmb_ctrl *ctrl,
 	return ret;
 }
 
-/* Whether @attrs describe our current buffer, enabled. */
+/*
+ * Whether @attrs, EHM=1, are what the engine last sent and the controller
+ * may hold: the list address, HSIZE and HMDLEC as sent, whatever the
+ * buffer has become since (a grow adds buffers to a new list before the
+ * old one is disabled).
+ */
 static bool nvme_hmb_attrs_ours(struct nvme_hmb_ctrl *ctrl,
 				const struct nvme_hmb_attrs *attrs)
 {
-	return attrs->ehm && ctrl->buf.descs &&
-	       (attrs->hmdla == ctrl->buf.descs_dma ||
-		(ctrl->buf.stale_descs &&
-		 attrs->hmdla == ctrl->buf.stale_dma)) &&
-	       attrs->hsize == ctrl->buf.size >> NVME_HMB_PAGE_SHIFT &&
-	       attrs->hmdlec == ctrl->buf.nr_chunks;
+	return attrs->ehm && ctrl->sent.ehm &&
+	       attrs->hmdla == ctrl->sent.hmdla &&
+	       attrs->hsize == ctrl->sent.hsize &&
+	       attrs->hmdlec == ctrl->sent.hmdlec;
+}
+
+/* Whether what was last sent is the buffer held now, list and all. */
+static bool nvme_hmb_sent_is_buf(struct nvme_hmb_ctrl *ctrl)
+{
+	return ctrl->sent.ehm && ctrl->buf.descs &&
+	       ctrl->sent.hmdla == ctrl->buf.descs_dma &&
+	       ctrl->sent.hsize == ctrl->buf.size >> NVME_HMB_PAGE_SHIFT &&
+	       ctrl->sent.hmdlec == ctrl->buf.nr_chunks;
 }
 
 static void nvme_hmb_verify(struct nvme_hmb_ctrl *ctrl)
@@ -209,16 +244,151 @@ static void nvme_hmb_verify(struct nvme_hmb_ctrl *ctrl)
 	}
 }
 
-/*
- * Whether the controller holds exactly our current buffer enabled, as
- * Get Features says.  false when it does not, or cannot tell.
- */
-static bool nvme_hmb_holds_ours(struct nvme_hmb_ctrl *ctrl)
-{
-	struct nvme_hmb_attrs attrs;
+/* What the controller holds, as Get Features says. */
+enum nvme_hmb_holder {
+	NVME_HMB_HOLDS_NOTHING,		/* EHM=0 */
+	NVME_HMB_HOLDS_OURS,		/* what the engine last sent */
+	NVME_HMB_HOLDS_FOREIGN,		/* the other driver's, provably */
+	NVME_HMB_HOLDS_UNKNOWN,		/* a list nobody recognises */
+};
 
-	return !nvme_hmb_read_attrs(ctrl, &attrs) &&
-	       nvme_hmb_attrs_ours(ctrl, &attrs);
+/* Whether the controller is shared with a driver that may give it a buffer. */
+static bool nvme_hmb_shared(struct nvme_hmb_ctrl *ctrl)
+{
+	return !!ctrl->port->ops->foreign_list;
+}
+
+/*
+ * Ask the controller what it holds, under the lock: nothing else can
+ * change it meanwhile but the controller itself (a reset) and, on a
+ * shared controller, the other driver.  Return: 0 with @holder, or the
+ * error of Get Features (-EAGAIN: a reset is under way).
+ */
+static int nvme_hmb_read_holder(struct nvme_hmb_ctrl *ctrl,
+				enum nvme_hmb_holder *holder)
+{
+	const struct nvme_hmb_port_ops *ops = ctrl->port->ops;
+	struct nvme_hmb_attrs attrs;
+	int ret;
+
+	ret = nvme_hmb_read_attrs(ctrl, &attrs);
+	if (ret)
+		return ret;
+	if (!attrs.ehm)
+		*holder = NVME_HMB_HOLDS_NOTHING;
+	else if (nvme_hmb_attrs_ours(ctrl, &attrs))
+		*holder = NVME_HMB_HOLDS_OURS;
+	else if (ops->foreign_list && ops->foreign_list(ctrl->port, &attrs))
+		*holder = NVME_HMB_HOLDS_FOREIGN;
+	else
+		*holder = NVME_HMB_HOLDS_UNKNOWN;
+	if (*holder == NVME_HMB_HOLDS_UNKNOWN)
+		dev_dbg(ctrl->port->dev, "HMB: the controller holds an unknown buffer: HSIZE %u HMDLEC %u\n",
+			attrs.hsize, attrs.hmdlec);
+	return 0;
+}
+
+/*
+ * The controller holds another driver's buffer, provably: none of ours
+ * (a controller holds one at a time).  What the engine held is freed
+ * without a command and nothing is sent until that driver lets go.  The
+ * caller holds nothing that it goes on using.
+ */
+static void nvme_hmb_mark_foreign(struct nvme_hmb_ctrl *ctrl, bool proven)
+{
+	const struct nvme_hmb_port_ops *ops = ctrl->port->ops;
+	enum nvme_hmb_reason reason = proven ? NVME_HMB_R_FOREIGN :
+					       NVME_HMB_R_UNKNOWN_OWNER;
+
+	/* Whatever the engine holds, the controller last had another's. */
+	ctrl->sent.ehm = false;
+	ctrl->mr_valid = false;
+	if (ctrl->foreign && ctrl->reason == reason)
+		return;
+	ctrl->foreign = true;
+	ctrl->reason = reason;
+	if (proven && ops->explain_foreign)
+		ops->explain_foreign(ctrl->port);
+	else if (proven)
+		dev_warn(ctrl->port->dev, "HMB: another driver runs this controller's Host Memory Buffer; nvme-hmb leaves it alone\n");
+	else
+		dev_warn(ctrl->port->dev, "HMB: the controller holds a Host Memory Buffer that is neither nvme-hmb's nor, provably, another driver's; nvme-hmb leaves it alone\n");
+}
+
+static void nvme_hmb_release(struct nvme_hmb_ctrl *ctrl);
+
+/* ... and free what the engine held, without a command. */
+static void nvme_hmb_step_back(struct nvme_hmb_ctrl *ctrl, bool proven)
+{
+	enum nvme_hmb_reason reason;
+
+	nvme_hmb_mark_foreign(ctrl, proven);
+	reason = ctrl->reason;
+	if (ctrl->state != NVME_HMB_OFF) {
+		ctrl->state = NVME_HMB_SUSPENDED;
+		nvme_hmb_release(ctrl);
+		ctrl->reason = reason;
+	}
+}
+
+/* What the guard tells a Set Features 0Dh about to be sent. */
+enum nvme_hmb_verdict {
+	NVME_HMB_G_SEND,	/* send it */
+	NVME_HMB_G_HELD,	/* MR enable: the controller holds this already */
+	NVME_HMB_G_OURS,	/* enable: our last buffer is still enabled */
+	NVME_HMB_G_FOREIGN,	/* another driver's buffer is enabled */
+	NVME_HMB_G_UNKNOWN,	/* enable: a buffer nobody knows is enabled */
+	NVME_HMB_G_RESETTING,	/* a reset is under way: not sent */
+};
+
+/*
+ * On a shared controller, before every Set Features 0Dh: what does the
+ * controller hold, and may this command go?  A disable goes unless the
+ * controller provably holds the other driver's buffer (then ours is not
+ * in it: the disable is done without a word); an enable goes only when
+ * the controller holds nothing.  Without an answer from Get Features the
+ * command goes and the controller decides.
+ */
+static enum nvme_hmb_verdict nvme_hmb_guard(struct nvme_hmb_ctrl *ctrl,
+					    bool enable, bool mr)
+{
+	enum nvme_hmb_holder holder;
+	int ret;
+
+	if (!nvme_hmb_shared(ctrl))
+		return NVME_HMB_G_SEND;
+	ret = nvme_hmb_read_holder(ctrl, &holder);
+	if (ret == -EAGAIN)
+		return NVME_HMB_G_RESETTING;
+	if (ret) {
+		dev_dbg(ctrl->port->dev, "HMB guard: Get Features failed (%d); sending\n",
+			ret);
+		return NVME_HMB_G_SEND;
+	}
+	switch (holder) {
+	case NVME_HMB_HOLDS_NOTHING:
+		return NVME_HMB_G_SEND;
+	case NVME_HMB_HOLDS_OURS:
+		if (!enable)
+			return NVME_HMB_G_SEND;
+		if (mr && nvme_hmb_sent_is_buf(ctrl))
+			return NVME_HMB_G_HELD;
+		dev_warn_ratelimited(ctrl->port->dev,
+				     "HMB guard: our last buffer is still enabled; disabling it first\n");
+		return NVME_HMB_G_OURS;
+	case NVME_HMB_HOLDS_FOREIGN:
+		return NVME_HMB_G_FOREIGN;
+	default:
+		/*
+		 * Not ours as sent, not provably the other driver's: a
+		 * disable goes (whoever's it is, EHM=0 frees nothing); an
+		 * enable would be refused, and what the engine may still
+		 * have at the controller must be disabled first.
+		 */
+		if (!enable)
+			return NVME_HMB_G_SEND;
+		return ctrl->sent.ehm ? NVME_HMB_G_OURS : NVME_HMB_G_UNKNOWN;
+	}
 }
 
 /*
@@ -234,7 +404,22 @@ static int nvme_hmb_disable(struct nvme_hmb_ctrl *ctrl)
 
 	if (ctrl->state != NVME_HMB_ENABLED && ctrl->state != NVME_HMB_FAILED)
 		return 0;
-	ret = nvme_hmb_set_features(ctrl, false, false);
+	switch (nvme_hmb_guard(ctrl, false, false)) {
+	case NVME_HMB_G_RESETTING:
+		ret = -EAGAIN;
+		break;
+	case NVME_HMB_G_FOREIGN:
+		/*
+		 * It holds the other driver's buffer, so none of ours: the
+		 * memory is the host's, and the next enable steps back.
+		 */
+		nvme_hmb_mark_foreign(ctrl, true);
+		ctrl->state = NVME_HMB_SUSPENDED;
+		return 0;
+	default:
+		ret = nvme_hmb_set_features(ctrl, false, false);
+		break;
+	}
 	if (ret == -EAGAIN) {
 		dev_dbg(ctrl->port->dev, "HMB disable not sent: controller resetting\n");
 		return ret;
@@ -256,19 +441,41 @@ static int nvme_hmb_disable(struct nvme_hmb_ctrl *ctrl)
 /* Free the memory: only ever when the controller cannot access it. */
 static void nvme_hmb_release(struct nvme_hmb_ctrl *ctrl)
 {
-	const struct nvme_hmb_port_ops *ops = ctrl->port->ops;
-
 	if (ctrl->state == NVME_HMB_ENABLED || ctrl->state == NVME_HMB_FAILED) {
 		if (WARN_ON_ONCE(!ctrl->gone))
 			return;
 	}
-	if (ctrl->buf.descs && ops->buffer_released)
-		ops->buffer_released(ctrl->port);
+	if (WARN_ON_ONCE(ctrl->sent.ehm && !ctrl->gone))
+		return;
 	nvme_hmb_buf_free(ctrl->port->dma_dev, &ctrl->buf);
 	ctrl->state = NVME_HMB_OFF;
 	ctrl->mr_valid = false;
 	ctrl->enable_deferred = false;
 	nvme_hmb_update_reclaimable(ctrl);
+}
+
+/* The controller took the buffer. */
+static void nvme_hmb_enabled(struct nvme_hmb_ctrl *ctrl, bool mr)
+{
+	ctrl->state = NVME_HMB_ENABLED;
+	ctrl->foreign = false;
+	nvme_hmb_update_reclaimable(ctrl);
+	ctrl->mr_valid = true;
+	ctrl->stats.enables++;
+	if (mr)
+		ctrl->stats.mr_enables++;
+	nvme_hmb_verify(ctrl);
+}
+
+/* Not sent, a reset is under way: held, disabled, for its report. */
+static int nvme_hmb_enable_deferred(struct nvme_hmb_ctrl *ctrl)
+{
+	ctrl->state = NVME_HMB_SUSPENDED;
+	ctrl->enable_deferred = true;
+	dev_info_ratelimited(ctrl->port->dev,
+			     "HMB: controller is being reset; enabling %llu KiB once it is ready\n",
+			     ctrl->buf.size >> 10);
+	return -EAGAIN;
 }
 
 /*
@@ -280,14 +487,36 @@ static void nvme_hmb_release(struct nvme_hmb_ctrl *ctrl)
  * disabled first.
  * A command the backend could not send (-EAGAIN: the controller is being
  * reset) leaves the buffer held, disabled, for the reset report to send.
+ * On a shared controller the guard reads what it holds first (above).
  */
 static int nvme_hmb_enable(struct nvme_hmb_ctrl *ctrl, bool mr)
 {
+	enum nvme_hmb_verdict guard;
 	int ret;
 
 	ctrl->enable_deferred = false;
 
 	mr = mr && ctrl->mr_valid;
+	/* Before the list is written: the controller may still hold it. */
+	guard = nvme_hmb_guard(ctrl, true, mr);
+	switch (guard) {
+	case NVME_HMB_G_RESETTING:
+		return nvme_hmb_enable_deferred(ctrl);
+	case NVME_HMB_G_HELD:
+		dev_dbg(ctrl->port->dev, "HMB guard: buffer already enabled\n");
+		nvme_hmb_enabled(ctrl, mr);
+		return 0;
+	case NVME_HMB_G_FOREIGN:
+	case NVME_HMB_G_UNKNOWN:
+		/* Not sent: the engine holds nothing the controller has. */
+		nvme_hmb_step_back(ctrl, guard == NVME_HMB_G_FOREIGN);
+		return -EBUSY;
+	case NVME_HMB_G_OURS:
+		ret = -EIO;
+		goto taken;
+	default:
+		break;
+	}
 	if (!mr) {
 		/* From here the controller may hold this list, not the old. */
 		ctrl->mr_valid = false;
@@ -310,23 +539,11 @@ static int nvme_hmb_enable(struct nvme_hmb_ctrl *ctrl, bool mr)
 		ret = nvme_hmb_set_features(ctrl, true, false);
 	}
 	if (!ret) {
-		ctrl->state = NVME_HMB_ENABLED;
-		nvme_hmb_update_reclaimable(ctrl);
-		ctrl->mr_valid = true;
-		ctrl->stats.enables++;
-		if (mr)
-			ctrl->stats.mr_enables++;
-		nvme_hmb_verify(ctrl);
+		nvme_hmb_enabled(ctrl, mr);
 		return 0;
 	}
-	if (ret == -EAGAIN) {
-		ctrl->state = NVME_HMB_SUSPENDED;
-		ctrl->enable_deferred = true;
-		dev_info_ratelimited(ctrl->port->dev,
-				     "HMB: controller is being reset; enabling %llu KiB once it is ready\n",
-				     ctrl->buf.size >> 10);
-		return ret;
-	}
+	if (ret == -EAGAIN)
+		return nvme_hmb_enable_deferred(ctrl);
 
 	nvme_hmb_cmd_error(ctrl, "enable (Set Features)", ret);
 	dev_info_ratelimited(ctrl->port->dev,
@@ -339,17 +556,23 @@ static int nvme_hmb_enable(struct nvme_hmb_ctrl *ctrl, bool mr)
 		nvme_hmb_release(ctrl);
 		return -EIO;
 	}
+taken:
 	/*
 	 * The controller may have taken the buffer: a completion that never
 	 * came, a status that may follow a command carried out (Internal
-	 * Error, Data Transfer Error, an abort), or a Command Sequence Error
-	 * (a buffer is enabled after all, possibly this one).  Take it back
-	 * first; without a confirmed disable the memory stays.
+	 * Error, Data Transfer Error, an abort), a Command Sequence Error
+	 * (a buffer is enabled after all, possibly this one), or the guard
+	 * found the last one sent still enabled.  Take it back first;
+	 * without a confirmed disable the memory stays.
 	 */
+	ctrl->reason = NVME_HMB_R_SET_FAILED;
 	ctrl->state = NVME_HMB_ENABLED;
 	if (!nvme_hmb_disable(ctrl)) {
+		enum nvme_hmb_reason reason = ctrl->foreign ? ctrl->reason :
+					      NVME_HMB_R_SET_FAILED;
+
 		nvme_hmb_release(ctrl);
-		ctrl->reason = NVME_HMB_R_SET_FAILED;
+		ctrl->reason = reason;
 	}
 	return ret > 0 ? -EIO : ret;
 }
@@ -728,20 +951,34 @@ static int nvme_hmb_apply(struct nvme_hmb_ctrl *ctrl)
 }
 
 /*
- * While another driver runs the HMB, a user's resize asks the backend
- * whether that is still so (nvme-pci's hmb attribute may have been
- * written); true when it is over.
+ * Before the engine sets an HMB up from off on a shared controller: does
+ * another buffer hold the controller?  Asked of the controller itself,
+ * under the lock, so that nothing is allocated for a controller that
+ * would refuse it.  Return: true when the engine must stay back (the
+ * other driver's buffer, or one nobody recognises, is enabled); false when
+ * it holds nothing, or cannot tell (then the enable's own guard decides).
  */
-static bool nvme_hmb_foreign_gone(struct nvme_hmb_ctrl *ctrl)
+static bool nvme_hmb_held_by_other(struct nvme_hmb_ctrl *ctrl)
 {
-	const struct nvme_hmb_port_ops *ops = ctrl->port->ops;
+	enum nvme_hmb_holder holder;
 
-	if (!ops->owned_elsewhere || ops->owned_elsewhere(ctrl->port))
+	if (!nvme_hmb_shared(ctrl) || nvme_hmb_read_holder(ctrl, &holder))
 		return false;
-	ctrl->foreign = false;
-	ctrl->reason = NVME_HMB_R_NONE;
-	dev_info(ctrl->port->dev, "HMB: no other driver runs it any more; taking it\n");
-	return true;
+	switch (holder) {
+	case NVME_HMB_HOLDS_NOTHING:
+		if (ctrl->foreign) {
+			ctrl->foreign = false;
+			ctrl->reason = NVME_HMB_R_NONE;
+			dev_info(ctrl->port->dev, "HMB: no other driver runs it any more; taking it\n");
+		}
+		return false;
+	case NVME_HMB_HOLDS_OURS:
+		/* Only after a failed disable, never with state off. */
+		return false;
+	default:
+		nvme_hmb_mark_foreign(ctrl, holder == NVME_HMB_HOLDS_FOREIGN);
+		return true;
+	}
 }
 
 /**
@@ -760,10 +997,13 @@ int nvme_hmb_set_limit(struct nvme_hmb_ctrl *ctrl, u64 limit)
 	mutex_lock(&ctrl->lock);
 	if (ctrl->gone) {
 		ret = -ENODEV;
-	} else if ((ctrl->foreign && !nvme_hmb_foreign_gone(ctrl)) ||
-		   ctrl->sleeping ||
+	} else if (ctrl->sleeping ||
 		   ctrl->state == NVME_HMB_SUSPENDED ||
 		   ctrl->state == NVME_HMB_FAILED) {
+		ret = -EBUSY;
+	} else if (ctrl->state == NVME_HMB_OFF &&
+		   nvme_hmb_held_by_other(ctrl)) {
+		/* Another driver runs it: the limit waits for it to let go. */
 		ret = -EBUSY;
 	} else {
 		u64 old = ctrl->limit;
@@ -791,44 +1031,101 @@ EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_set_limit);
  * nvme_hmb_report_reset() - the controller was reset and is ready again
  * @ctrl: the controller
  *
- * A Controller Level Reset disables the HMB: the controller no longer
- * accesses it, even if an earlier disable failed.  The buffer, untouched by
- * the host, is returned with MR=1.  So is a buffer whose enable the
- * backend could not send while the reset was under way.
+ * A Controller Level Reset disables the HMB.  But a report can come late
+ * (the engine may have given its buffer back since), and on a shared
+ * controller the other driver may have set its own up in the reset: what
+ * the controller holds is read here, under the lock, and decided against
+ * what the engine last sent.  Holding ours, nothing changes and nothing
+ * is rewritten.  Holding nothing, the buffer, untouched by the host, is
+ * returned with MR=1 (so is a buffer whose enable the backend could not
+ * send during the reset).  Holding the other driver's, the engine steps
+ * back.  An unknown answer, or none, gets a disable first: without a
+ * confirmed disable the memory stays with the controller.
  */
 void nvme_hmb_report_reset(struct nvme_hmb_ctrl *ctrl)
 {
+	enum nvme_hmb_holder holder = NVME_HMB_HOLDS_UNKNOWN;
+	bool held;
+	int ret;
+
 	mutex_lock(&ctrl->lock);
 	if (ctrl->gone)
 		goto out;
 	ctrl->stats.resets++;
-	/*
-	 * A report can come late: if the controller holds our buffer
-	 * enabled (we gave it back since the reset), there is nothing to do,
-	 * and above all no list to rewrite under it.
-	 */
-	if ((ctrl->state == NVME_HMB_ENABLED ||
-	     ctrl->state == NVME_HMB_FAILED) && nvme_hmb_holds_ours(ctrl)) {
-		ctrl->state = NVME_HMB_ENABLED;
+	dev_dbg(ctrl->port->dev, "HMB: controller reset reported\n");
+	/* A controller that asks for no HMB has none of anyone's. */
+	if (!ctrl->caps.pref && ctrl->state == NVME_HMB_OFF)
+		goto out;
+	ret = nvme_hmb_read_holder(ctrl, &holder);
+	/* Another reset is under way: its report follows. */
+	if (ret == -EAGAIN)
+		goto out;
+	if (!ret && holder == NVME_HMB_HOLDS_FOREIGN) {
+		nvme_hmb_step_back(ctrl, true);
 		goto out;
 	}
-	/* A reset disabled the HMB: the memory is the host's again. */
-	if (ctrl->state == NVME_HMB_ENABLED || ctrl->state == NVME_HMB_FAILED ||
-	    (ctrl->state == NVME_HMB_SUSPENDED && ctrl->enable_deferred)) {
-		ctrl->state = NVME_HMB_SUSPENDED;
-		/* In system sleep, the wake-up gives it back. */
-		if (ctrl->sleeping)
+	if (ctrl->foreign) {
+		if (ret)
 			goto out;
-		if (ctrl->enable_deferred)
-			dev_info_ratelimited(ctrl->port->dev,
-					     "HMB: controller ready after its reset; enabling the buffer held for it\n");
-		else
-			dev_info_ratelimited(ctrl->port->dev,
-					     "HMB disabled by a controller reset; returning it\n");
-		if (!nvme_hmb_enable(ctrl, true)) {
-			nvme_hmb_refresh_reason(ctrl);
-			nvme_hmb_report_enabled(ctrl, "re-enabled");
+		if (holder != NVME_HMB_HOLDS_NOTHING) {
+			nvme_hmb_mark_foreign(ctrl, false);
+			goto out;
 		}
+		/* The other driver let go in the reset: take it. */
+		ctrl->foreign = false;
+		ctrl->reason = NVME_HMB_R_NONE;
+		dev_info(ctrl->port->dev, "HMB: no other driver runs it any more; taking it\n");
+		if (ctrl->state == NVME_HMB_OFF) {
+			if (!ctrl->sleeping)
+				nvme_hmb_setup(ctrl);
+			goto out;
+		}
+		/* Memory still held (a failed disable): handled below. */
+	}
+	held = ctrl->state == NVME_HMB_ENABLED || ctrl->state == NVME_HMB_FAILED;
+	if (!held) {
+		/* Nothing of ours at the controller, maybe an enable to send. */
+		if (ctrl->state == NVME_HMB_SUSPENDED && ctrl->enable_deferred &&
+		    !ctrl->sleeping)
+			goto enable;
+		goto out;
+	}
+	if (!ret && holder == NVME_HMB_HOLDS_OURS) {
+		/*
+		 * A late report: it holds what was last sent.  Enabled if
+		 * that is the buffer as it is now; a grow whose disable
+		 * failed keeps its stale list, and stays failed.
+		 */
+		if (nvme_hmb_sent_is_buf(ctrl))
+			ctrl->state = NVME_HMB_ENABLED;
+		goto out;
+	}
+	if (ret || holder != NVME_HMB_HOLDS_NOTHING) {
+		/* It cannot tell, or holds a list nobody knows: EHM=0 first. */
+		if (ret)
+			nvme_hmb_cmd_error(ctrl, "read after a reset (Get Features)",
+					   ret);
+		dev_warn_ratelimited(ctrl->port->dev,
+				     "HMB: what the controller holds after its reset is unknown; disabling before anything is freed\n");
+		if (nvme_hmb_disable(ctrl))
+			goto out;
+	}
+	/* The reset disabled the HMB: the memory is the host's again. */
+	ctrl->sent.ehm = false;
+	ctrl->state = NVME_HMB_SUSPENDED;
+	/* In system sleep, the wake-up gives it back. */
+	if (ctrl->sleeping)
+		goto out;
+enable:
+	if (ctrl->enable_deferred)
+		dev_dbg(ctrl->port->dev,
+			"HMB: controller ready after its reset; enabling the buffer held for it\n");
+	else
+		dev_dbg(ctrl->port->dev,
+			"HMB disabled by a controller reset; returning it\n");
+	if (!nvme_hmb_enable(ctrl, true)) {
+		nvme_hmb_refresh_reason(ctrl);
+		nvme_hmb_report_enabled(ctrl, "re-enabled");
 	}
 out:
 	mutex_unlock(&ctrl->lock);
@@ -855,34 +1152,6 @@ void nvme_hmb_report_gone(struct nvme_hmb_ctrl *ctrl)
 EXPORT_SYMBOL_NS_GPL(nvme_hmb_report_gone, NVME_HMB_NS);
 
 /**
- * nvme_hmb_report_foreign() - another driver runs the controller's HMB
- * @ctrl: the controller
- * @foreign: true when the controller holds a buffer that is not the
- *	     engine's (after a reset, nvme-pci enabled its own); false when
- *	     that is over and the engine may set one up (nvme_hmb_start())
- *
- * A controller holds one buffer at a time: while it holds another, ours is
- * not in use and is freed without a command.  No command is sent while
- * foreign, and resizes return -EBUSY.
- */
-void nvme_hmb_report_foreign(struct nvme_hmb_ctrl *ctrl, bool foreign)
-{
-	mutex_lock(&ctrl->lock);
-	ctrl->foreign = foreign;
-	if (foreign) {
-		if (ctrl->state != NVME_HMB_OFF) {
-			ctrl->state = NVME_HMB_SUSPENDED;
-			nvme_hmb_release(ctrl);
-		}
-		ctrl->reason = NVME_HMB_R_FOREIGN;
-	} else if (ctrl->reason == NVME_HMB_R_FOREIGN) {
-		ctrl->reason = NVME_HMB_R_NONE;
-	}
-	mutex_unlock(&ctrl->lock);
-}
-EXPORT_SYMBOL_NS_GPL(nvme_hmb_report_foreign, NVME_HMB_NS);
-
-/**
  * nvme_hmb_start() - set the HMB up for the first time
  * @ctrl: an attached controller
  *
@@ -896,9 +1165,9 @@ int nvme_hmb_start(struct nvme_hmb_ctrl *ctrl)
 
 	mutex_lock(&ctrl->lock);
 	/* Attached during system sleep: set up on wake-up. */
-	if (!ctrl->gone && !ctrl->foreign && !ctrl->sleeping &&
+	if (!ctrl->gone && !ctrl->sleeping &&
 	    ctrl->reason != NVME_HMB_R_IDENTIFY_FAILED &&
-	    ctrl->state == NVME_HMB_OFF)
+	    ctrl->state == NVME_HMB_OFF && !nvme_hmb_held_by_other(ctrl))
 		ret = nvme_hmb_setup(ctrl);
 	mutex_unlock(&ctrl->lock);
 	return ret;
@@ -1023,7 +1292,8 @@ VISIBLE_IF_KUNIT void nvme_hmb_reclaim_locked(struct nvme_hmb_ctrl *ctrl,
 		nvme_hmb_buf_trim(ctrl->port->dma_dev, &ctrl->buf, keep);
 		nvme_hmb_enable(ctrl, false);
 	}
-	if (ctrl->buf.size >= size)
+	/* Nothing freed, or stepped back: another driver's buffer is in. */
+	if (ctrl->buf.size >= size || ctrl->foreign)
 		return;
 	/* Freed, whether or not the rest could be enabled again. */
 	if (ctrl->state == NVME_HMB_ENABLED) {
@@ -1203,6 +1473,11 @@ void nvme_hmb_sleep(struct nvme_hmb_ctrl *ctrl, bool hibernate)
 		goto out;
 	if (nvme_hmb_disable(ctrl))
 		goto out;
+	if (ctrl->foreign) {
+		/* It held another driver's buffer, none of ours: freed. */
+		nvme_hmb_step_back(ctrl, ctrl->reason == NVME_HMB_R_FOREIGN);
+		goto out;
+	}
 	ctrl->stats.suspends++;
 	ctrl->reason = NVME_HMB_R_SLEEP;
 	if (hibernate) {

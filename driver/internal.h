@@ -70,6 +70,7 @@ enum nvme_hmb_reason {
 	NVME_HMB_R_RECLAIMED,		/* shrunk under memory pressure */
 	NVME_HMB_R_SLEEP,		/* disabled for system sleep */
 	NVME_HMB_R_FOREIGN,		/* another driver runs the HMB */
+	NVME_HMB_R_UNKNOWN_OWNER,	/* a buffer nobody recognises is enabled */
 	NVME_HMB_R_NR
 };
 
@@ -228,7 +229,9 @@ struct nvme_hmb_ctrl {
 	struct mutex lock;		/* protects everything below */
 	struct nvme_hmb_port *port;	/* NULL once detached */
 	bool gone;			/* controller cannot be reached */
-	bool foreign;			/* another driver runs its HMB */
+	bool foreign;			/* another buffer is enabled: nvme-pci's
+					 * or one nobody recognises
+					 */
 	char name[16];
 	struct nvme_hmb_id id;
 	struct nvme_hmb_caps caps;
@@ -238,6 +241,16 @@ struct nvme_hmb_ctrl {
 	int last_status;		/* of the failing command */
 	struct nvme_hmb_buf buf;
 	bool mr_valid;			/* buf is what the controller last had */
+	/*
+	 * What the controller may hold of ours: the attributes of the last
+	 * enable sent, as sent (.ehm: it may hold them).  The one record
+	 * every decision about the controller's buffer is made against,
+	 * under the lock: cleared only when the controller is known to hold
+	 * none of it (a disable completed, a refusal that left it untouched,
+	 * Get Features showed it holds nothing or another driver's buffer,
+	 * a disable of it completed, or the controller is gone).
+	 */
+	struct nvme_hmb_attrs sent;
 	bool enable_deferred;		/* held for an enable the backend could
 					 * not send (reset under way); the
 					 * reset report sends it

@@ -16,7 +16,8 @@
  * engine cannot know whether the controller executed the command, with one
  * exception: -EAGAIN means the command was not sent because the controller
  * is being reset, and nvme_hmb_report_reset() follows once it is ready
- * again (the engine then gives the buffer back).
+ * again (the engine then reads what the controller holds and gives the
+ * buffer back).
  *
  * Ops may sleep.  The engine calls them with its per-controller mutex held
  * and never from atomic or reclaim context.
@@ -82,18 +83,25 @@ struct nvme_hmb_port_ops {
 	 */
 	int (*get_features)(struct nvme_hmb_port *port, void *data, u32 *cdw0);
 	/*
-	 * Optional: whether another driver (nvme-pci) still runs the
-	 * controller's HMB, after nvme_hmb_report_foreign(ctrl, true).
+	 * Optional, for a controller shared with another driver (nvme-pci)
+	 * that may give it a buffer of its own: whether @attrs (EHM=1) are,
+	 * provably, that driver's buffer as it recorded it, never a guess by
+	 * elimination.  With it, the engine reads Get Features 0Dh before
+	 * every Set Features and at every reset report, under its lock, and
+	 * classifies what the controller holds: nothing, the engine's
+	 * buffer as last sent, the other driver's, or an unknown one.  It
+	 * never sends a command that would replace the other driver's
+	 * buffer, and it frees its own without a command only when the
+	 * controller provably holds the other driver's.  Called with the
+	 * engine's lock held; must not sleep or send a command.
 	 */
-	bool (*owned_elsewhere)(struct nvme_hmb_port *port);
+	bool (*foreign_list)(struct nvme_hmb_port *port,
+			     const struct nvme_hmb_attrs *attrs);
 	/*
-	 * Optional: the engine is about to free the buffer it last gave the
-	 * controller, which no longer holds it (a disable completed, a reset
-	 * disabled it, the controller holds another driver's, or is gone).
-	 * Lets a backend that keeps its own view of the controller's buffer
-	 * drop it under the engine's lock, in step with the engine.
+	 * Optional: say in dmesg what the user can do while the other driver
+	 * runs the HMB (called once each time the engine steps back).
 	 */
-	void (*buffer_released)(struct nvme_hmb_port *port);
+	void (*explain_foreign)(struct nvme_hmb_port *port);
 };
 
 /**
@@ -119,6 +127,5 @@ void nvme_hmb_detach(struct nvme_hmb_ctrl *ctrl);
 int nvme_hmb_start(struct nvme_hmb_ctrl *ctrl);
 void nvme_hmb_report_reset(struct nvme_hmb_ctrl *ctrl);
 void nvme_hmb_report_gone(struct nvme_hmb_ctrl *ctrl);
-void nvme_hmb_report_foreign(struct nvme_hmb_ctrl *ctrl, bool foreign);
 
 #endif /* _NVME_HMB_H */

@@ -35,6 +35,7 @@ static const char * const nvme_hmb_reason_strs[NVME_HMB_R_NR] = {
 	[NVME_HMB_R_RECLAIMED]		= "reclaimed under memory pressure",
 	[NVME_HMB_R_SLEEP]		= "disabled for system sleep",
 	[NVME_HMB_R_FOREIGN]		= "another driver (nvme-pci) runs the HMB",
+	[NVME_HMB_R_UNKNOWN_OWNER]	= "the controller holds a buffer of unknown owner",
 };
 
 /**

@@ -777,26 +777,259 @@ static void gone_frees_without_commands(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, after.set_cmds, before.set_cmds);
 }
 
-static void foreign_owner(struct kunit *test)
+/*
+ * A grow that enlarged the list the controller holds, then could not
+ * disable it: the controller keeps the old list (now stale) with the old
+ * HSIZE.  A late reset report must compare with what was sent, not with
+ * the buffer as it has become: the controller still holds it, so nothing
+ * is rewritten or freed, and a real reset brings the grown buffer in.
+ */
+static void late_report_after_failed_grow(struct kunit *test)
+{
+	struct nvme_hmb_mock_view before, after;
+	struct ctrl_test *t = seamed_mock(test, &bg5, SZ_64K);
+
+	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(16)), 0);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_nr_descs(t->ctrl), 256);
+	nvme_hmb_mock_fail_set(t->mock, 0, INVALID_FIELD);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), -EIO);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_FAILED);
+	KUNIT_ASSERT_NOT_NULL(test, t->ctrl->buf.stale_descs);
+	nvme_hmb_mock_view(t->mock, &before);
+	nvme_hmb_report_reset(t->ctrl);		/* no reset behind it */
+	nvme_hmb_mock_check(t->mock);
+	nvme_hmb_mock_view(t->mock, &after);
+	KUNIT_EXPECT_EQ(test, after.set_cmds, before.set_cmds);
+	KUNIT_EXPECT_EQ(test, after.violations, 0);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_FAILED);
+	KUNIT_EXPECT_NOT_NULL(test, t->ctrl->buf.stale_descs);
+	nvme_hmb_mock_reset(t->mock);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(64));
+	expect_agree(test);
+}
+
+/*
+ * A reset report whose Get Features fails: the engine cannot tell whether
+ * the reset took the buffer away, so it disables first, then returns it;
+ * it never enables over a buffer the controller may still hold.
+ */
+static void reset_report_unsure_disables_first(struct kunit *test)
 {
 	struct nvme_hmb_mock_view before, after;
 	struct ctrl_test *t;
 
 	t = enabled_mock(test, &bg5, MIB(64));
-	/* A reset, then nvme-pci enabled its own: ours is not in use. */
-	controller_lets_go(t, &before);
-	nvme_hmb_report_foreign(t->ctrl, true);
+	nvme_hmb_mock_view(t->mock, &before);
+	nvme_hmb_mock_fail_get(t->mock, INVALID_FIELD);
+	nvme_hmb_report_reset(t->ctrl);		/* late: still enabled */
+	nvme_hmb_mock_view(t->mock, &after);
+	KUNIT_EXPECT_EQ(test, after.set_cmds, before.set_cmds + 2);
+	KUNIT_EXPECT_EQ(test, after.rejected, 0);
+	KUNIT_EXPECT_EQ(test, after.mr_returns, before.mr_returns + 1);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
+	expect_agree(test);
+}
+
+/* A controller shared with another driver (nvme_hmb_pci's case). */
+static struct ctrl_test *shared_mock(struct kunit *test,
+				     const struct nvme_hmb_id *id)
+{
+	struct ctrl_test *t = test->priv;
+
+	t->mock = nvme_hmb_mock_create_shared("kunit0", id);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, t->mock);
+	t->ctrl = nvme_hmb_mock_ctrl(t->mock);
+	return t;
+}
+
+/* The controller holds the other driver's buffer, untouched. */
+static void expect_other_holds(struct kunit *test)
+{
+	struct ctrl_test *t = test->priv;
+	struct nvme_hmb_mock_view v;
+
+	nvme_hmb_mock_view(t->mock, &v);
+	KUNIT_EXPECT_TRUE(test, v.ehm);
+	KUNIT_EXPECT_TRUE(test, nvme_hmb_mock_other_held(t->mock));
+	KUNIT_EXPECT_EQ(test, v.violations, 0);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_OFF);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_reason(t->ctrl), NVME_HMB_R_FOREIGN);
+}
+
+/* Counts the engine's allocation attempts, failing none. */
+static bool count_allocs_seam(void *priv, unsigned int nth, u64 size)
+{
+	unsigned int *n = priv;
+
+	(*n)++;
+	return false;
+}
+
+/* Attached while the other driver runs the HMB: nothing is allocated. */
+static void shared_attach_stays_back(struct kunit *test)
+{
+	unsigned int allocs = 0;
+	struct nvme_hmb_alloc_hook hook = {
+		.fail = count_allocs_seam, .priv = &allocs,
+	};
+	struct nvme_hmb_mock_view v;
+	struct ctrl_test *t = shared_mock(test, &bg5);
+
+	nvme_hmb_set_alloc_hook(t->ctrl, &hook);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_mock_other(t->mock, true), 0);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_start(t->ctrl), 0);
+	KUNIT_EXPECT_EQ(test, allocs, 0);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&nvme_hmb_dma_allocs),
+			t->dma_allocs);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(32)), -EBUSY);
-	KUNIT_EXPECT_EQ(test, nvme_hmb_start(t->ctrl), 0);
-	nvme_hmb_mock_view(t->mock, &after);
-	/* Freed without a word to the controller. */
-	KUNIT_EXPECT_EQ(test, after.set_cmds, before.set_cmds);
-	nvme_hmb_report_foreign(t->ctrl, false);
-	KUNIT_EXPECT_EQ(test, nvme_hmb_start(t->ctrl), 0);
-	/* The refused resize left the limit at 64 MiB. */
+	expect_other_holds(test);
+	nvme_hmb_mock_view(t->mock, &v);
+	KUNIT_EXPECT_EQ(test, v.set_cmds, 0);
+	/* The other driver lets go: the next resize takes it. */
+	KUNIT_ASSERT_EQ(test, nvme_hmb_mock_other(t->mock, false), 0);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(64));
+	KUNIT_EXPECT_GT(test, allocs, 0);
+	nvme_hmb_set_alloc_hook(t->ctrl, NULL);
+	expect_agree(test);
+}
+
+/*
+ * Attached while the controller holds a buffer that is not, provably, the
+ * other driver's (Get Features misreports HSIZE): never taken for that
+ * driver's by elimination, and left alone all the same.
+ */
+static void shared_attach_unknown_owner(struct kunit *test)
+{
+	struct nvme_hmb_mock_view v;
+	struct ctrl_test *t = shared_mock(test, &bg5);
+
+	KUNIT_ASSERT_EQ(test, nvme_hmb_mock_other(t->mock, true), 0);
+	nvme_hmb_mock_misbehave(t->mock, 0, 1, false);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_start(t->ctrl), 0);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_reason(t->ctrl),
+			NVME_HMB_R_UNKNOWN_OWNER);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&nvme_hmb_dma_allocs),
+			t->dma_allocs);
+	nvme_hmb_mock_view(t->mock, &v);
+	KUNIT_EXPECT_EQ(test, v.lies, 1);
+	KUNIT_EXPECT_EQ(test, v.set_cmds, 0);
+	/* Read again without the lie: it is the other driver's. */
+	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(32)), -EBUSY);
+	expect_other_holds(test);
+}
+
+/*
+ * A reset, after which the other driver set its own buffer up: ours is
+ * not in use and is freed without a command; a late report of a reset
+ * that changed nothing leaves ours alone.
+ */
+static void shared_reset_reports(struct kunit *test)
+{
+	struct nvme_hmb_mock_view before, after;
+	struct ctrl_test *t = shared_mock(test, &bg5);
+
+	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
+	nvme_hmb_mock_view(t->mock, &before);
+	nvme_hmb_report_reset(t->ctrl);		/* late */
+	nvme_hmb_mock_view(t->mock, &after);
+	KUNIT_EXPECT_EQ(test, after.set_cmds, before.set_cmds);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
+	expect_agree(test);
+
+	nvme_hmb_mock_silent_reset(t->mock);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_mock_other(t->mock, true), 0);
+	nvme_hmb_report_reset(t->ctrl);
+	nvme_hmb_mock_view(t->mock, &after);
+	KUNIT_EXPECT_EQ(test, after.set_cmds, before.set_cmds);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&nvme_hmb_dma_allocs),
+			t->dma_allocs);
+	expect_other_holds(test);
+
+	/* A reset in which the other driver gave its buffer up. */
+	nvme_hmb_mock_silent_reset(t->mock);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_mock_other(t->mock, false), 0);
+	nvme_hmb_report_reset(t->ctrl);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(64));
+	expect_agree(test);
+}
+
+/*
+ * A resize that finds the other driver's buffer enabled (its reset came,
+ * its report not yet): the disable is not sent, the other driver's
+ * buffer stays, and ours is freed without a command.
+ */
+static void shared_resize_never_disables_other(struct kunit *test)
+{
+	struct nvme_hmb_mock_view before, after;
+	struct ctrl_test *t = shared_mock(test, &bg5);
+
+	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
+	nvme_hmb_mock_silent_reset(t->mock);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_mock_other(t->mock, true), 0);
+	nvme_hmb_mock_view(t->mock, &before);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(32)), -EBUSY);
+	nvme_hmb_mock_view(t->mock, &after);
+	KUNIT_EXPECT_EQ(test, after.set_cmds, before.set_cmds);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&nvme_hmb_dma_allocs),
+			t->dma_allocs);
+	expect_other_holds(test);
+}
+
+/*
+ * A reset in which the other driver set its own buffer up, then a
+ * suspend before the reset's report: the disable finds the other
+ * driver's buffer, so ours is not in the controller and goes.  Once the
+ * other driver let go, the wake-up must not return (MR=1) a buffer the
+ * controller did not last hold.
+ */
+static void shared_sleep_finds_other(struct kunit *test)
+{
+	struct nvme_hmb_mock_view before, after;
+	struct ctrl_test *t = shared_mock(test, &bg5);
+
+	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
+	nvme_hmb_mock_silent_reset(t->mock);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_mock_other(t->mock, true), 0);
+	nvme_hmb_mock_view(t->mock, &before);
+	nvme_hmb_sleep(t->ctrl, false);
+	KUNIT_EXPECT_FALSE(test, t->ctrl->mr_valid);
+	expect_other_holds(test);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_mock_other(t->mock, false), 0);
+	nvme_hmb_wake(t->ctrl, false);
+	nvme_hmb_mock_view(t->mock, &after);
+	KUNIT_EXPECT_EQ(test, after.set_cmds, before.set_cmds);
+	KUNIT_EXPECT_EQ(test, after.violations, 0);
+	KUNIT_EXPECT_EQ(test, t->ctrl->stats.mr_refusals, 0);
+	/* A reset that finds nothing brings nvme-hmb's own back. */
+	nvme_hmb_report_reset(t->ctrl);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(64));
+	expect_agree(test);
+}
+
+/*
+ * An enable that the controller carried out and then failed (Internal
+ * Error), and a Get Features that misreports HSIZE: the controller may
+ * hold the buffer, so the disable is sent before anything is freed,
+ * whatever the guard makes of the lie.
+ */
+static void shared_executed_error_disables(struct kunit *test)
+{
+	struct nvme_hmb_mock_view v;
+	struct ctrl_test *t = shared_mock(test, &bg5);
+
+	nvme_hmb_mock_fail_set_executed(t->mock, 0,
+					NVME_SC_INTERNAL | NVME_HMB_STATUS_DNR);
+	nvme_hmb_mock_misbehave(t->mock, 0, 1, false);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), -EIO);
+	nvme_hmb_mock_view(t->mock, &v);
+	KUNIT_EXPECT_EQ(test, v.set_cmds, 2);
+	KUNIT_EXPECT_EQ(test, v.lies, 1);
+	KUNIT_EXPECT_FALSE(test, v.ehm);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_OFF);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_reason(t->ctrl), NVME_HMB_R_SET_FAILED);
+	KUNIT_EXPECT_FALSE(test, t->ctrl->sent.ehm);
 	expect_agree(test);
 }
 
@@ -1079,7 +1312,14 @@ static struct kunit_case nvme_hmb_ctrl_cases[] = {
 	KUNIT_CASE(fail_each_step),
 	KUNIT_CASE(double_teardown),
 	KUNIT_CASE(gone_frees_without_commands),
-	KUNIT_CASE(foreign_owner),
+	KUNIT_CASE(late_report_after_failed_grow),
+	KUNIT_CASE(reset_report_unsure_disables_first),
+	KUNIT_CASE(shared_attach_stays_back),
+	KUNIT_CASE(shared_attach_unknown_owner),
+	KUNIT_CASE(shared_reset_reports),
+	KUNIT_CASE(shared_resize_never_disables_other),
+	KUNIT_CASE(shared_executed_error_disables),
+	KUNIT_CASE(shared_sleep_finds_other),
 	KUNIT_CASE_PARAM(mock_rejects, raw_gen_params),
 	KUNIT_CASE(mock_rejects_65536_entries),
 	KUNIT_CASE(mock_sees_list_change),

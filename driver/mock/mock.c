@@ -98,7 +98,21 @@ struct nvme_hmb_mock {
 					 * host may not know whether the
 					 * controller still uses its memory
 					 */
+
+	/*
+	 * Shared with another driver (as nvme-pci shares a controller with
+	 * nvme_hmb_pci): that driver's buffer, as it recorded it, and
+	 * whether the controller holds it now (ehm set too).  The mock
+	 * never touches it: it is a record, not memory.
+	 */
+	bool other;
+	u64 other_hmdla;		/* READ_ONCE: read by the engine's op */
+	u32 other_hsize;
+	u32 other_hmdlec;
 };
+
+/* Where the other driver's list stands: a record, never dereferenced. */
+#define MOCK_OTHER_HMDLA	0x4d0c4000ULL
 
 /*
  * The firmware's own work runs here: WQ_MEM_RECLAIM, since the engine's
@@ -275,7 +289,7 @@ static void mock_touch_work(struct work_struct *work)
 						  struct nvme_hmb_mock, touch);
 
 	mutex_lock(&mock->lock);
-	if (mock->ehm) {
+	if (mock->ehm && !mock->other) {
 		mock_check_list(mock);
 		mock_touch_some(mock);
 		queue_delayed_work(mock_wq, &mock->touch,
@@ -435,8 +449,10 @@ static void mock_disable_locked(struct nvme_hmb_mock *mock)
 {
 	if (!mock->ehm)
 		return;
-	mock_touch_all(mock, false);
+	if (!mock->other)
+		mock_touch_all(mock, false);
 	mock->ehm = false;
+	mock->other = false;
 }
 
 static int mock_execute_locked(struct nvme_hmb_mock *mock,
@@ -622,6 +638,26 @@ static const struct nvme_hmb_port_ops mock_port_ops = {
 	.get_features	= mock_get_features,
 };
 
+/* Whether @attrs are the other driver's buffer, as that driver recorded it. */
+static bool mock_foreign_list(struct nvme_hmb_port *port,
+			      const struct nvme_hmb_attrs *attrs)
+{
+	struct nvme_hmb_mock *mock = to_mock(port);
+	u64 hmdla = READ_ONCE(mock->other_hmdla);
+
+	return hmdla && attrs->hmdla == hmdla &&
+	       attrs->hsize == READ_ONCE(mock->other_hsize) &&
+	       attrs->hmdlec == READ_ONCE(mock->other_hmdlec);
+}
+
+/* A controller that another driver may give a buffer of its own. */
+static const struct nvme_hmb_port_ops mock_shared_port_ops = {
+	.identify	= mock_identify,
+	.set_features	= mock_set_features,
+	.get_features	= mock_get_features,
+	.foreign_list	= mock_foreign_list,
+};
+
 /* ---------------------------------------------------------------------
  * Test interface (KUnit and debugfs)
  */
@@ -651,13 +687,72 @@ EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_mock_view);
 void nvme_hmb_mock_check(struct nvme_hmb_mock *mock)
 {
 	mutex_lock(&mock->lock);
-	if (mock->ehm) {
+	if (mock->ehm && !mock->other) {
 		mock_check_list(mock);
 		mock_touch_all(mock, false);
 	}
 	mutex_unlock(&mock->lock);
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_mock_check);
+
+/**
+ * nvme_hmb_mock_other() - the other driver enables or disables its buffer
+ * @mock: a mock made by nvme_hmb_mock_create_shared()
+ * @enable: enable the other driver's buffer (recorded by that driver from
+ *	    now on), or disable it and forget it
+ *
+ * As nvme-pci does at a reset or through its hmb attribute.  An enable
+ * while the controller holds a buffer fails as the controller would.
+ *
+ * Return: 0 or the status the controller answers the other driver with.
+ */
+int nvme_hmb_mock_other(struct nvme_hmb_mock *mock, bool enable)
+{
+	int status = 0;
+
+	mutex_lock(&mock->lock);
+	if (!enable) {
+		if (mock->other)
+			mock_disable_locked(mock);
+		WRITE_ONCE(mock->other_hmdla, 0);
+	} else if (mock->ehm) {
+		status = MOCK_SEQ_ERROR;
+	} else {
+		kfree(mock->list);
+		mock->list = NULL;
+		mock->hsize = max(mock->id.hmmin, 1U);
+		mock->hmdla = MOCK_OTHER_HMDLA;
+		mock->hmdlec = 1;
+		mock->ehm = true;
+		mock->other = true;
+		WRITE_ONCE(mock->other_hsize, mock->hsize);
+		WRITE_ONCE(mock->other_hmdlec, mock->hmdlec);
+		WRITE_ONCE(mock->other_hmdla, mock->hmdla);
+	}
+	mutex_unlock(&mock->lock);
+	if (!enable)
+		cancel_delayed_work_sync(&mock->touch);
+	return status;
+}
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_mock_other);
+
+/**
+ * nvme_hmb_mock_other_held() - whether the controller holds the other
+ *	driver's buffer
+ * @mock: the mock
+ *
+ * Return: true while it does.
+ */
+bool nvme_hmb_mock_other_held(struct nvme_hmb_mock *mock)
+{
+	bool held;
+
+	mutex_lock(&mock->lock);
+	held = mock->ehm && mock->other;
+	mutex_unlock(&mock->lock);
+	return held;
+}
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_mock_other_held);
 
 /* Arm the failure of coming Set Features (fail_sets, KUnit). */
 static void mock_arm_sets(struct nvme_hmb_mock *mock, unsigned int skip,
@@ -773,6 +868,7 @@ void nvme_hmb_mock_silent_reset(struct nvme_hmb_mock *mock)
 	mock->dead = false;
 	mock->die_next = false;
 	mock->ehm = false;
+	mock->other = false;
 	mutex_unlock(&mock->lock);
 	cancel_delayed_work_sync(&mock->touch);
 }
@@ -1124,17 +1220,10 @@ static void mock_debugfs_add(struct nvme_hmb_mock *mock)
  * Creation and removal
  */
 
-/**
- * nvme_hmb_mock_create() - create a mock controller and attach it
- * @name: its name, "mock0" style
- * @id: what it advertises in Identify Controller
- *
- * The HMB is not set up: call nvme_hmb_start() on nvme_hmb_mock_ctrl().
- *
- * Return: the mock or an ERR_PTR().
- */
-struct nvme_hmb_mock *nvme_hmb_mock_create(const char *name,
-					   const struct nvme_hmb_id *id)
+/* A mock controller whose port has @ops, attached to the engine. */
+static struct nvme_hmb_mock *
+mock_create(const char *name, const struct nvme_hmb_id *id,
+	    const struct nvme_hmb_port_ops *ops)
 {
 	struct platform_device_info info = {
 		.name		= "nvme_hmb_mock",
@@ -1162,7 +1251,7 @@ struct nvme_hmb_mock *nvme_hmb_mock_create(const char *name,
 
 	mock->port.dev = &mock->pdev->dev;
 	mock->port.dma_dev = &mock->pdev->dev;
-	mock->port.ops = &mock_port_ops;
+	mock->port.ops = ops;
 	mock->hmb = nvme_hmb_attach(&mock->port);
 	if (IS_ERR(mock->hmb)) {
 		ret = PTR_ERR(mock->hmb);
@@ -1179,7 +1268,39 @@ err_free:
 	kfree(mock);
 	return ERR_PTR(ret);
 }
+
+/**
+ * nvme_hmb_mock_create() - create a mock controller and attach it
+ * @name: its name, "mock0" style
+ * @id: what it advertises in Identify Controller
+ *
+ * The HMB is not set up: call nvme_hmb_start() on nvme_hmb_mock_ctrl().
+ *
+ * Return: the mock or an ERR_PTR().
+ */
+struct nvme_hmb_mock *nvme_hmb_mock_create(const char *name,
+					   const struct nvme_hmb_id *id)
+{
+	return mock_create(name, id, &mock_port_ops);
+}
 EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_mock_create);
+
+/**
+ * nvme_hmb_mock_create_shared() - a mock controller shared with a driver
+ * @name: as nvme_hmb_mock_create()
+ * @id: as nvme_hmb_mock_create()
+ *
+ * Its port identifies the other driver's buffer (nvme_hmb_mock_other()),
+ * as nvme_hmb_pci identifies nvme-pci's: the engine guards every command.
+ *
+ * Return: the mock or an ERR_PTR().
+ */
+struct nvme_hmb_mock *nvme_hmb_mock_create_shared(const char *name,
+						  const struct nvme_hmb_id *id)
+{
+	return mock_create(name, id, &mock_shared_port_ops);
+}
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_mock_create_shared);
 
 /**
  * nvme_hmb_mock_destroy() - detach and remove a mock controller
@@ -1203,8 +1324,11 @@ void nvme_hmb_mock_destroy(struct nvme_hmb_mock *mock)
 	cancel_delayed_work_sync(&mock->late);
 	mutex_lock(&mock->lock);
 	/* ... and still does, if the disable of the detach failed. */
-	held = mock->ehm || (held && mock->unsure);
-	if (mock->ehm) {
+	held = (mock->ehm && !mock->other) || (held && mock->unsure);
+	if (mock->ehm && mock->other) {
+		mock->ehm = false;
+		mock->other = false;
+	} else if (mock->ehm) {
 		/*
 		 * The engine could not disable and left the buffer with us,
 		 * as it must: it has to be intact and still allocated.

@@ -35,6 +35,8 @@ struct nvme_hmb_mock_view {
 
 struct nvme_hmb_mock *nvme_hmb_mock_create(const char *name,
 					   const struct nvme_hmb_id *id);
+struct nvme_hmb_mock *nvme_hmb_mock_create_shared(const char *name,
+						  const struct nvme_hmb_id *id);
 void nvme_hmb_mock_destroy(struct nvme_hmb_mock *mock);
 struct nvme_hmb_ctrl *nvme_hmb_mock_ctrl(struct nvme_hmb_mock *mock);
 void nvme_hmb_mock_view(struct nvme_hmb_mock *mock,
@@ -51,6 +53,8 @@ void nvme_hmb_mock_silent_reset(struct nvme_hmb_mock *mock);
 void nvme_hmb_mock_misbehave(struct nvme_hmb_mock *mock, unsigned int late_ms,
 			     unsigned int get_lies, bool die);
 void nvme_hmb_mock_check(struct nvme_hmb_mock *mock);
+int nvme_hmb_mock_other(struct nvme_hmb_mock *mock, bool enable);
+bool nvme_hmb_mock_other_held(struct nvme_hmb_mock *mock);
 int nvme_hmb_mock_raw_set(struct nvme_hmb_mock *mock,
 			  const struct nvme_hmb_set_cmd *cmd);
 

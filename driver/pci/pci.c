@@ -9,16 +9,16 @@
  * issue admin commands through nvme-core.  The PCI function is the DMA
  * device, the class device (nvme0) the message device.
  *
- * Ownership: exactly one owner per controller.  nvme-pci owns the HMB of
- * a controller whose Get Features 0Dh says EHM=1 with a descriptor list
- * that is not ours; nvme-hmb then leaves it alone and says what to do
- * (nvme.max_host_mem_size_mb=0).  Every Set Features 0Dh the engine sends
- * goes through a guard that reads Get Features first, under the engine's
- * per-controller lock: an enable is refused (Command Sequence Error, as
- * the controller would answer) while another buffer is enabled, and a
- * disable is not sent when the enabled buffer is not ours.  So the engine
- * never enables a second buffer and never disables nvme-pci's, in any
- * order of events.
+ * Ownership: exactly one owner per controller, decided by the engine
+ * under its per-controller lock from a Get Features 0Dh read under that
+ * lock (see nvme_hmb.h, foreign_list).  This backend only identifies
+ * nvme-pci's buffer, positively: nvme-pci records its descriptor list's
+ * DMA address, HSIZE and entry count in its private struct nvme_dev (the
+ * PCI function's drvdata), whose layout is read at build time like
+ * nvme-core's struct nvme_ctrl and checked at attach.  While the
+ * controller holds what is identified as nvme-pci's buffer, nvme-hmb
+ * holds none and sends nothing that would disable or replace it; it says
+ * what to do (nvme.max_host_mem_size_mb=0).
  *
  * Resets: a kprobe on nvme_start_ctrl() (the end of every successful
  * start or reset) schedules a work item that reports the reset to the
@@ -28,16 +28,29 @@
  * queue still works.
  *
  * Locking, outermost first: the PCI device lock (held by the driver core
- * around the notifier; taken by the work), hmb_pci_lock (the list), the
- * engine's per-controller mutex (held while the ops run), nvme-core's.
- * The ops never take hmb_pci_lock.  The kprobe handler takes only
+ * around the notifier; taken by the work and at exit) serialises
+ * everything done to one controller; hmb_pci_lock guards only the list
+ * and hmb_pci_exiting and is never held across a command, so that one
+ * slow controller does not stall the unbind of another; the engine's
+ * per-controller mutex (held while the ops run); nvme-core's.  The ops
+ * never take hmb_pci_lock.  The kprobe handler takes only
  * hmb_pci_evt_lock, a spinlock, and queues the work.
+ *
+ * During a reset by nvme-pci: the ops answer -EAGAIN without sending
+ * while nvme-core says the controller is not live, and the end of the
+ * reset (nvme_start_ctrl()) is reported to the engine.  That is a
+ * snapshot, not a lock: a command that passed the check just before the
+ * reset began waits on the quiesced admin queue and reaches the
+ * controller once nvme-pci enables it again, before nvme-pci's own
+ * Identify.  The engine does not rely on the order: the reset report
+ * reads what the controller holds and decides from that.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/bitops.h>
 #include <linux/ctype.h>
 #include <linux/debugfs.h>
+#include <linux/delay.h>
 #include <linux/device.h>
 #include <linux/err.h>
 #include <linux/kallsyms.h>
@@ -66,12 +79,10 @@
 #endif
 #include "nvme-layout.h"
 
-/* What the guard answers for an enable while another buffer is enabled. */
-#define HMB_PCI_SEQ_ERROR	(NVME_SC_CMD_SEQ_ERROR | NVME_HMB_STATUS_DNR)
-
 #define HMB_PCI_MAX_FORCE	8
 #define HMB_PCI_POLL_MS		1000
 #define HMB_PCI_POLL_TRIES	60
+#define HMB_PCI_HOLD_MAX_MS	60000
 
 /* ---------------------------------------------------------------------
  * Data structures
@@ -94,19 +105,10 @@ struct hmb_pci_ctrl {
 	struct list_head node;		/* hmb_pci_ctrls: lock and evt_lock */
 	struct pci_dev *pdev;		/* reference held */
 	struct nvme_ctrl *nctrl;	/* reference on nctrl->device held */
+	struct nvme_dev *ndev;		/* nvme-pci's, around nctrl */
 	struct nvme_hmb_ctrl *hmb;
 	const struct hmb_pci_force *force;
 	bool reset_pending;		/* under hmb_pci_evt_lock */
-	bool foreign;			/* nvme-pci owns the HMB; READ/WRITE_ONCE */
-
-	/*
-	 * The guard's view, written only by the ops (the engine's lock
-	 * held): the list address of the last enable sent to the
-	 * controller, 0 when the controller holds no buffer of ours (a
-	 * disable completed, an enable was refused, the engine released
-	 * its buffer, or Get Features showed the controller holds another).
-	 */
-	u64 sent_hmdla;
 };
 
 static LIST_HEAD(hmb_pci_ctrls);
@@ -119,6 +121,9 @@ static void hmb_pci_work_fn(struct work_struct *work);
 static DECLARE_DELAYED_WORK(hmb_pci_work, hmb_pci_work_fn);
 static bool hmb_pci_kprobe_on;
 static unsigned int hmb_pci_poll_left;	/* under hmb_pci_lock */
+
+/* debugfs hold_reset_ms (tests): how long a reset report waits. */
+static u32 hmb_pci_hold_reset_ms;
 
 static struct hmb_pci_force hmb_pci_forces[HMB_PCI_MAX_FORCE];
 static unsigned int hmb_pci_nr_forces;
@@ -356,102 +361,32 @@ static int hmb_pci_get_features(struct nvme_hmb_port *port, void *data,
 }
 
 /*
- * Read which buffer the controller has enabled now.  Return: 0 and
- * *hmdla (0 when EHM=0), or the error of Get Features (then nobody knows).
+ * Whether @attrs are nvme-pci's own buffer, as nvme-pci recorded it in
+ * struct nvme_dev: its list's DMA address, HSIZE and entry count, with a
+ * list allocated.  nvme-pci changes these only in its own setup and
+ * teardown; whatever it does meanwhile, it never gives the controller a
+ * list of ours.  Called by the engine with its lock held.
  */
-static int hmb_pci_enabled_list(struct hmb_pci_ctrl *pc, u64 *hmdla)
+static bool hmb_pci_foreign_list(struct nvme_hmb_port *port,
+				 const struct nvme_hmb_attrs *attrs)
 {
-	struct nvme_hmb_attrs attrs;
-	u32 cdw0 = 0;
-	u8 *data;
-	int ret;
+	struct nvme_dev *ndev = to_hmb_pci(port)->ndev;
 
-	data = kzalloc(NVME_HMB_ATTR_LEN, GFP_KERNEL);
-	if (!data)
-		return -ENOMEM;
-	ret = hmb_pci_get_features(&pc->port, data, &cdw0);
-	if (!ret) {
-		nvme_hmb_decode_attrs(data, cdw0, &attrs);
-		*hmdla = attrs.ehm ? attrs.hmdla : 0;
-	}
-	kfree(data);
-	return ret;
+	/* HSIZE in controller pages: nvme-pci's are 4 KiB. */
+	return READ_ONCE(ndev->host_mem_descs) &&
+	       attrs->hmdla == (u64)READ_ONCE(ndev->host_mem_descs_dma) &&
+	       attrs->hsize == READ_ONCE(ndev->host_mem_size) >> 12 &&
+	       attrs->hmdlec == READ_ONCE(ndev->nr_host_mem_descs);
 }
 
-static void hmb_pci_explain_foreign(struct hmb_pci_ctrl *pc)
+static void hmb_pci_explain_foreign(struct nvme_hmb_port *port)
 {
-	struct device *dev = pc->port.dev;
+	struct device *dev = port->dev;
 
 	dev_warn(dev, "HMB: nvme-pci runs this controller's Host Memory Buffer; nvme-hmb leaves it alone\n");
 	dev_warn(dev, "HMB: to hand it to nvme-hmb, boot with nvme.max_host_mem_size_mb=0 (or 'options nvme max_host_mem_size_mb=0' in /etc/modprobe.d/)\n");
 	dev_warn(dev, "HMB: until the next reset or resume only, where nvme-pci offers /sys/class/nvme/%s/hmb (6.1 does not without a CMB): echo 0 > it, then write a size to /sys/kernel/nvme_hmb/%s/limit_mib\n",
-		 pc->port.name, pc->port.name);
-}
-
-/*
- * The guard, before every Set Features 0Dh: read what the controller has
- * enabled.  Return: 1 to send the command, or the answer to give the
- * engine without sending it.
- */
-static int hmb_pci_guard(struct hmb_pci_ctrl *pc,
-			 const struct nvme_hmb_set_cmd *cmd)
-{
-	bool enable = cmd->cdw11 & NVME_HOST_MEM_ENABLE;
-	bool mr = cmd->cdw11 & NVME_HOST_MEM_RETURN;
-	u64 want = cmd->cdw13 | (u64)cmd->cdw14 << 32;
-	u64 cur = 0;
-	int ret;
-
-	ret = hmb_pci_enabled_list(pc, &cur);
-	if (ret < 0)
-		return ret;
-	if (ret) {
-		/* Cannot tell (QEMU answers Invalid Field): the controller decides. */
-		dev_dbg(pc->port.dev, "HMB guard: Get Features failed (%d); sending\n",
-			ret);
-		return 1;
-	}
-	/*
-	 * The controller's own answer, read under the engine's lock, is the
-	 * truth: a list it no longer holds (a reset disabled it) is not ours
-	 * to guard any more.
-	 */
-	if (cur != pc->sent_hmdla)
-		WRITE_ONCE(pc->sent_hmdla, 0);
-	if (!cur)
-		return 1;
-	if (enable) {
-		if (cur == want && mr) {
-			/* It holds exactly this buffer: returned already. */
-			dev_dbg(pc->port.dev, "HMB guard: buffer already enabled\n");
-			return 0;
-		}
-		if (cur == pc->sent_hmdla) {
-			/*
-			 * Our own list is still enabled although the engine
-			 * thinks it is not: never answer with a status (the
-			 * engine would free a buffer in use); an errno makes
-			 * it disable first.
-			 */
-			dev_warn_ratelimited(pc->port.dev, "HMB guard: our buffer is still enabled\n");
-			return -EIO;
-		}
-		WRITE_ONCE(pc->sent_hmdla, 0);
-		if (!READ_ONCE(pc->foreign)) {
-			WRITE_ONCE(pc->foreign, true);
-			hmb_pci_explain_foreign(pc);
-		}
-		return HMB_PCI_SEQ_ERROR;
-	}
-	if (cur == pc->sent_hmdla)
-		return 1;
-	/* Someone else's buffer: ours is not in the controller; keep theirs. */
-	if (!READ_ONCE(pc->foreign)) {
-		WRITE_ONCE(pc->foreign, true);
-		hmb_pci_explain_foreign(pc);
-	}
-	WRITE_ONCE(pc->sent_hmdla, 0);
-	return 0;
+		 port->name, port->name);
 }
 
 static int hmb_pci_set_features(struct nvme_hmb_port *port,
@@ -465,9 +400,6 @@ static int hmb_pci_set_features(struct nvme_hmb_port *port,
 	ret = hmb_pci_ready(pc);
 	if (ret)
 		return ret;
-	ret = hmb_pci_guard(pc, cmd);
-	if (ret != 1)
-		return ret;
 
 	c.features.opcode = nvme_admin_set_features;
 	c.features.fid = cpu_to_le32(cmd->cdw10);
@@ -476,47 +408,19 @@ static int hmb_pci_set_features(struct nvme_hmb_port *port,
 	c.features.dword13 = cpu_to_le32(cmd->cdw13);
 	c.features.dword14 = cpu_to_le32(cmd->cdw14);
 	c.features.dword15 = cpu_to_le32(cmd->cdw15);
-	if (enable)
-		WRITE_ONCE(pc->sent_hmdla, cmd->cdw13 | (u64)cmd->cdw14 << 32);
 	ret = nvme_submit_sync_cmd(pc->nctrl->admin_q, &c, NULL, 0);
 	dev_dbg(port->dev, "HMB: Set Features 0Dh EHM %d MR %d HSIZE %u pages HMDLEC %u: %d\n",
 		enable, !!(cmd->cdw11 & NVME_HOST_MEM_RETURN), cmd->cdw12,
 		cmd->cdw15, ret);
-	/*
-	 * A disable that completed, or an enable the controller refused:
-	 * it holds nothing of ours.  A command that did not complete may
-	 * have executed: keep the address.
-	 */
-	if ((!ret && !enable) || (ret > 0 && enable))
-		WRITE_ONCE(pc->sent_hmdla, 0);
 	return ret;
-}
-
-/* The engine frees the buffer the controller no longer holds. */
-static void hmb_pci_buffer_released(struct nvme_hmb_port *port)
-{
-	WRITE_ONCE(to_hmb_pci(port)->sent_hmdla, 0);
-}
-
-static bool hmb_pci_owned_by_nvme_pci(struct hmb_pci_ctrl *pc);
-
-/* Asked by the engine, under its lock, when a user resizes while foreign. */
-static bool hmb_pci_owned_elsewhere(struct nvme_hmb_port *port)
-{
-	struct hmb_pci_ctrl *pc = to_hmb_pci(port);
-
-	if (hmb_pci_ready(pc) || hmb_pci_owned_by_nvme_pci(pc))
-		return true;
-	WRITE_ONCE(pc->foreign, false);
-	return false;
 }
 
 static const struct nvme_hmb_port_ops hmb_pci_port_ops = {
 	.identify	= hmb_pci_identify,
 	.set_features	= hmb_pci_set_features,
 	.get_features	= hmb_pci_get_features,
-	.owned_elsewhere = hmb_pci_owned_elsewhere,
-	.buffer_released = hmb_pci_buffer_released,
+	.foreign_list	= hmb_pci_foreign_list,
+	.explain_foreign = hmb_pci_explain_foreign,
 };
 
 /* ---------------------------------------------------------------------
@@ -533,6 +437,41 @@ static void hmb_pci_bad_layout(struct device *dev, const char *member,
 {
 	dev_err(dev, "HMB: struct nvme_ctrl does not match the running nvme-core: member '%s' %s; not attaching (rebuild nvme_hmb_pci against this kernel)\n",
 		member, why);
+}
+
+/* The same for nvme-pci's struct nvme_dev. */
+static void hmb_pci_bad_dev_layout(struct device *dev, const char *member,
+				   const char *why)
+{
+	dev_err(dev, "HMB: struct nvme_dev does not match the running nvme-pci: member '%s' %s; not attaching (rebuild nvme_hmb_pci against this kernel)\n",
+		member, why);
+}
+
+/*
+ * nvme-pci's struct nvme_dev around @nctrl: the PCI function's drvdata,
+ * which must embed @nctrl where the layout compiled in says, and point
+ * back at the PCI function.  NULL (said in dmesg) when it does not.
+ */
+static struct nvme_dev *hmb_pci_nvme_dev(struct pci_dev *pdev,
+					 struct nvme_ctrl *nctrl)
+{
+	struct nvme_dev *ndev = pci_get_drvdata(pdev);
+
+	if (!ndev) {
+		hmb_pci_bad_dev_layout(nctrl->device, "(drvdata)", "is NULL");
+		return NULL;
+	}
+	if (&ndev->ctrl != nctrl) {
+		hmb_pci_bad_dev_layout(nctrl->device, "ctrl",
+				       "is not this controller");
+		return NULL;
+	}
+	if (ndev->dev != &pdev->dev) {
+		hmb_pci_bad_dev_layout(nctrl->device, "dev",
+				       "is not this PCI function");
+		return NULL;
+	}
+	return ndev;
 }
 
 /*
@@ -673,45 +612,70 @@ static struct hmb_pci_ctrl *hmb_pci_find(struct pci_dev *pdev)
 	return NULL;
 }
 
-static void hmb_pci_list_add(struct hmb_pci_ctrl *pc)
+/*
+ * The controller we run for @pdev, if any.  Device lock held: only the
+ * holder of that lock adds or removes @pdev's, so it stays valid until
+ * the lock is dropped.
+ */
+static struct hmb_pci_ctrl *hmb_pci_lookup(struct pci_dev *pdev)
+{
+	struct hmb_pci_ctrl *pc;
+
+	device_lock_assert(&pdev->dev);
+	mutex_lock(&hmb_pci_lock);
+	pc = hmb_pci_find(pdev);
+	mutex_unlock(&hmb_pci_lock);
+	return pc;
+}
+
+/* Add to the list unless the module is going.  Return: false if it is. */
+static bool hmb_pci_list_add(struct hmb_pci_ctrl *pc)
 {
 	unsigned long flags;
+	bool added = false;
 
-	spin_lock_irqsave(&hmb_pci_evt_lock, flags);
-	list_add_tail(&pc->node, &hmb_pci_ctrls);
-	spin_unlock_irqrestore(&hmb_pci_evt_lock, flags);
+	mutex_lock(&hmb_pci_lock);
+	if (!hmb_pci_exiting) {
+		spin_lock_irqsave(&hmb_pci_evt_lock, flags);
+		list_add_tail(&pc->node, &hmb_pci_ctrls);
+		spin_unlock_irqrestore(&hmb_pci_evt_lock, flags);
+		added = true;
+	}
+	mutex_unlock(&hmb_pci_lock);
+	return added;
 }
 
 static void hmb_pci_list_del(struct hmb_pci_ctrl *pc)
 {
 	unsigned long flags;
 
+	mutex_lock(&hmb_pci_lock);
 	spin_lock_irqsave(&hmb_pci_evt_lock, flags);
 	list_del_init(&pc->node);
 	spin_unlock_irqrestore(&hmb_pci_evt_lock, flags);
+	mutex_unlock(&hmb_pci_lock);
+}
+
+static void hmb_pci_free(struct hmb_pci_ctrl *pc)
+{
+	put_device(pc->nctrl->device);
+	pci_dev_put(pc->pdev);
+	kfree(pc);
 }
 
 /*
- * At attach and after every reset: does nvme-pci run the HMB?  Without an
- * answer (a controller without HMB support refuses Get Features 0Dh), no:
- * the guard still checks before every enable.
+ * Attach a live controller.  Device lock held.  Whether nvme-pci runs
+ * its HMB is the engine's to find out, in nvme_hmb_start(), under its
+ * lock.
  */
-static bool hmb_pci_owned_by_nvme_pci(struct hmb_pci_ctrl *pc)
-{
-	u64 cur = 0;
-
-	if (hmb_pci_enabled_list(pc, &cur))
-		return false;
-	return cur && cur != READ_ONCE(pc->sent_hmdla);
-}
-
-/* Attach a live controller.  Device lock and hmb_pci_lock held. */
 static void hmb_pci_add(struct pci_dev *pdev, struct nvme_ctrl *nctrl)
 {
 	struct hmb_pci_ctrl *pc;
+	struct nvme_dev *ndev;
 	int ret;
 
-	if (hmb_pci_check_ctrl(pdev, nctrl)) {
+	ndev = hmb_pci_nvme_dev(pdev, nctrl);
+	if (!ndev || hmb_pci_check_ctrl(pdev, nctrl)) {
 		put_device(nctrl->device);
 		return;
 	}
@@ -723,6 +687,7 @@ static void hmb_pci_add(struct pci_dev *pdev, struct nvme_ctrl *nctrl)
 	INIT_LIST_HEAD(&pc->node);
 	pc->pdev = pci_dev_get(pdev);
 	pc->nctrl = nctrl;		/* takes over the class device reference */
+	pc->ndev = ndev;
 	strscpy(pc->port.name, dev_name(nctrl->device), sizeof(pc->port.name));
 	pc->port.dev = nctrl->device;
 	pc->port.dma_dev = &pdev->dev;
@@ -733,38 +698,48 @@ static void hmb_pci_add(struct pci_dev *pdev, struct nvme_ctrl *nctrl)
 	if (IS_ERR(pc->hmb)) {
 		dev_warn(nctrl->device, "HMB: cannot attach to nvme-hmb: %pe\n",
 			 pc->hmb);
-		goto err;
-	}
-	hmb_pci_list_add(pc);
-	dev_info(nctrl->device, "HMB: nvme_hmb_pci attached (PCI %s)\n",
-		 pci_name(pdev));
-
-	if (hmb_pci_owned_by_nvme_pci(pc)) {
-		WRITE_ONCE(pc->foreign, true);
-		nvme_hmb_report_foreign(pc->hmb, true);
-		hmb_pci_explain_foreign(pc);
+		hmb_pci_free(pc);
 		return;
 	}
+	if (!hmb_pci_list_add(pc)) {
+		nvme_hmb_detach(pc->hmb);
+		hmb_pci_free(pc);
+		return;
+	}
+	dev_info(nctrl->device, "HMB: nvme_hmb_pci attached (PCI %s)\n",
+		 pci_name(pdev));
 	ret = nvme_hmb_start(pc->hmb);
 	if (ret)
 		dev_dbg(nctrl->device, "HMB: setup failed: %d\n", ret);
-	return;
-
-err:
-	put_device(nctrl->device);
-	pci_dev_put(pdev);
-	kfree(pc);
 }
 
 /*
- * Detach.  Device lock and hmb_pci_lock held, before nvme-pci's remove:
- * the admin queue still works if the controller does.
+ * Whether the function may still master the bus.  nvme-pci turns bus
+ * mastering off at every reset and on again before it enables the
+ * controller, so "off" is only final once nvme-pci is deleting the
+ * controller (6.1 after a failed reset: DELETING, with the PCI device
+ * disabled; then no reset turns it back on).  A device that reads all
+ * ones is gone.
+ */
+static bool hmb_pci_may_dma(struct pci_dev *pdev, enum nvme_ctrl_state state)
+{
+	u16 cmd;
+
+	if (pci_read_config_word(pdev, PCI_COMMAND, &cmd) || cmd == 0xffff)
+		return false;
+	if (state != NVME_CTRL_DELETING)
+		return true;
+	return cmd & PCI_COMMAND_MASTER;
+}
+
+/*
+ * Detach.  Device lock held, before nvme-pci's remove: the admin queue
+ * still works if the controller does.
  */
 static void hmb_pci_release(struct hmb_pci_ctrl *pc)
 {
 	struct nvme_ctrl *nctrl = pc->nctrl;
 	enum nvme_ctrl_state state;
-
 	int tries = 3;
 
 	hmb_pci_list_del(pc);
@@ -780,29 +755,33 @@ static void hmb_pci_release(struct hmb_pci_ctrl *pc)
 		state = nvme_ctrl_state(nctrl);
 	}
 	/*
-	 * Only a controller that is gone, or dead, cannot use the buffer any
-	 * more: free without a word.  Any other gets the disable, and if that
-	 * fails, the engine keeps (leaks) the memory rather than free it
-	 * under DMA.
+	 * Only a controller that is gone, dead, or being deleted with bus
+	 * mastering off cannot use the buffer any more: free without a
+	 * word.  Any other gets the disable, and if that fails, the engine
+	 * keeps (leaks) the memory rather than free it under DMA.
 	 */
 	if (!pci_device_is_present(pc->pdev) || state == NVME_CTRL_DEAD ||
-	    state == NVME_CTRL_DELETING_NOIO) {
+	    state == NVME_CTRL_DELETING_NOIO ||
+	    !hmb_pci_may_dma(pc->pdev, state)) {
 		dev_info(nctrl->device, "HMB: controller gone (state %d); not sending it anything\n",
 			 state);
 		nvme_hmb_report_gone(pc->hmb);
 	}
 	nvme_hmb_detach(pc->hmb);
 	dev_info(nctrl->device, "HMB: nvme_hmb_pci detached\n");
-	put_device(nctrl->device);
-	pci_dev_put(pc->pdev);
-	kfree(pc);
+	hmb_pci_free(pc);
 }
 
-/* A controller we know started again.  Device lock and hmb_pci_lock held. */
+/*
+ * A controller we know started again.  Device lock held.  What it holds
+ * now (nothing, our buffer, nvme-pci's) is the engine's to read and
+ * decide, under its lock.
+ */
 static void hmb_pci_reset(struct hmb_pci_ctrl *pc)
 {
 	struct device *dev = pc->port.dev;
 	enum nvme_ctrl_state state = nvme_ctrl_state(pc->nctrl);
+	u32 hold;
 
 	if (state != NVME_CTRL_LIVE) {
 		/* Another reset is under way; its end brings us back here. */
@@ -811,37 +790,14 @@ static void hmb_pci_reset(struct hmb_pci_ctrl *pc)
 		return;
 	}
 	dev_info(dev, "HMB: controller reset noticed\n");
-	/*
-	 * nvme-pci sets its own HMB up again in every reset unless
-	 * max_host_mem_size_mb is 0: then the controller holds its buffer,
-	 * and ours is not in use (a controller holds one at a time).  The
-	 * guard would refuse our return anyway; asking first keeps dmesg to
-	 * the point.
-	 */
-	if (hmb_pci_owned_by_nvme_pci(pc)) {
-		if (!READ_ONCE(pc->foreign)) {
-			WRITE_ONCE(pc->foreign, true);
-			hmb_pci_explain_foreign(pc);
-		} else {
-			dev_info_ratelimited(dev, "HMB: still run by nvme-pci after the reset (nvme.max_host_mem_size_mb is not 0)\n");
-		}
-		nvme_hmb_report_foreign(pc->hmb, true);
-		nvme_hmb_report_reset(pc->hmb);
-		return;
+	hold = min(READ_ONCE(hmb_pci_hold_reset_ms), HMB_PCI_HOLD_MAX_MS);
+	if (hold) {
+		/* Tests: the report comes late, whatever ran meanwhile. */
+		dev_info(dev, "HMB: reset report held for %u ms (debugfs hold_reset_ms)\n",
+			 hold);
+		msleep(hold);
 	}
-	/*
-	 * The reset disabled whatever the controller held, but this report
-	 * may come late: the engine may have given its buffer back already.
-	 * The guard's view (sent_hmdla) is left to the ops, which run under
-	 * the engine's lock and refresh it from Get Features.
-	 */
 	nvme_hmb_report_reset(pc->hmb);
-	if (!READ_ONCE(pc->foreign))
-		return;
-	WRITE_ONCE(pc->foreign, false);
-	nvme_hmb_report_foreign(pc->hmb, false);
-	dev_info(dev, "HMB: nvme-pci no longer runs the HMB; nvme-hmb takes it\n");
-	nvme_hmb_start(pc->hmb);
 }
 
 static bool hmb_pci_take_reset(struct hmb_pci_ctrl *pc)
@@ -866,13 +822,16 @@ static bool hmb_pci_visit(struct pci_dev *pdev)
 	struct hmb_pci_ctrl *pc;
 	struct nvme_ctrl *nctrl;
 	bool waiting = false;
+	bool exiting;
 
 	device_lock(&pdev->dev);
 	mutex_lock(&hmb_pci_lock);
-	if (hmb_pci_exiting)
+	exiting = hmb_pci_exiting;
+	mutex_unlock(&hmb_pci_lock);
+	if (exiting)
 		goto out;
 	nctrl = hmb_pci_get_nvme_ctrl(pdev);
-	pc = hmb_pci_find(pdev);
+	pc = hmb_pci_lookup(pdev);
 	if (pc && pc->nctrl != nctrl) {
 		/* Not seen unbinding (cannot happen with the notifier). */
 		nvme_hmb_report_gone(pc->hmb);
@@ -892,7 +851,6 @@ static bool hmb_pci_visit(struct pci_dev *pdev)
 		put_device(nctrl->device);
 	}
 out:
-	mutex_unlock(&hmb_pci_lock);
 	device_unlock(&pdev->dev);
 	return waiting;
 }
@@ -960,8 +918,8 @@ static struct kprobe hmb_pci_kp = {
 /*
  * debugfs nvme_hmb_pci/report_reset (0200, tests): writing a controller's
  * name reports a reset of it as the kprobe does.  With no reset behind
- * it, the report is a late one: the engine finds its buffer still enabled
- * and must leave it, and the guard its view of it, as they are.
+ * it, the report is a late one: the engine finds its buffer still enabled,
+ * as last sent, and must leave it as it is.
  */
 static ssize_t hmb_pci_report_reset_write(struct file *file,
 					  const char __user *ubuf,
@@ -1012,11 +970,9 @@ static int hmb_pci_bus_notify(struct notifier_block *nb, unsigned long action,
 	switch (action) {
 	case BUS_NOTIFY_UNBIND_DRIVER:
 		/* Device lock held by the driver core; nvme-pci still bound. */
-		mutex_lock(&hmb_pci_lock);
-		pc = hmb_pci_find(pdev);
+		pc = hmb_pci_lookup(pdev);
 		if (pc)
 			hmb_pci_release(pc);
-		mutex_unlock(&hmb_pci_lock);
 		break;
 	case BUS_NOTIFY_BOUND_DRIVER:
 		/* Not live yet: the kprobe (or the poll) attaches it later. */
@@ -1055,11 +1011,9 @@ static void hmb_pci_detach_all(void)
 			return;
 		/* The device lock first, as the driver core takes it. */
 		device_lock(&pdev->dev);
-		mutex_lock(&hmb_pci_lock);
-		pc = hmb_pci_find(pdev);
+		pc = hmb_pci_lookup(pdev);
 		if (pc)
 			hmb_pci_release(pc);
-		mutex_unlock(&hmb_pci_lock);
 		device_unlock(&pdev->dev);
 		pci_dev_put(pdev);
 	}
@@ -1096,6 +1050,8 @@ static int __init hmb_pci_init(void)
 	hmb_pci_debugfs = debugfs_create_dir(KBUILD_MODNAME, NULL);
 	debugfs_create_file("report_reset", 0200, hmb_pci_debugfs, NULL,
 			    &hmb_pci_report_reset_fops);
+	debugfs_create_u32("hold_reset_ms", 0600, hmb_pci_debugfs,
+			   &hmb_pci_hold_reset_ms);
 
 	hmb_pci_scan();
 	pr_info("loaded; watching controller resets: %s\n",
