@@ -109,6 +109,16 @@ struct hmb_pci_ctrl {
 	struct nvme_hmb_ctrl *hmb;
 	const struct hmb_pci_force *force;
 	bool reset_pending;		/* under hmb_pci_evt_lock */
+	/*
+	 * Starts of the controller seen by the kprobe (its reset ends), and
+	 * the count at which a command of ours was cancelled by nvme-core
+	 * (-EINTR: a reset took the admin queue down): until the next start
+	 * nothing is sent, since nvme-core may not have marked the reset
+	 * yet and a command would wait on the quiesced queue and reach the
+	 * controller before nvme-pci's own Identify.
+	 */
+	unsigned long starts;		/* under hmb_pci_evt_lock; READ_ONCE */
+	unsigned long cancelled_at;	/* starts + 1 when cancelled, or 0 */
 };
 
 static LIST_HEAD(hmb_pci_ctrls);
@@ -298,6 +308,10 @@ static struct hmb_pci_ctrl *to_hmb_pci(struct nvme_hmb_port *port)
  */
 static int hmb_pci_ready(struct hmb_pci_ctrl *pc)
 {
+	unsigned long at = READ_ONCE(pc->cancelled_at);
+
+	if (at && READ_ONCE(pc->starts) + 1 == at)
+		return -EAGAIN;
 	switch (nvme_ctrl_state(pc->nctrl)) {
 	case NVME_CTRL_LIVE:
 	case NVME_CTRL_DELETING:
@@ -309,6 +323,22 @@ static int hmb_pci_ready(struct hmb_pci_ctrl *pc)
 	default:
 		return -ENODEV;
 	}
+}
+
+/*
+ * A command of ours came back cancelled (-EINTR: nvme-core tore the admin
+ * queue down for a reset) while no reset had ended since it was sent:
+ * nothing more until the kprobe sees the controller start again.  Without
+ * the kprobe no end would be seen: nothing is held back then.
+ */
+static void hmb_pci_note_cancel(struct hmb_pci_ctrl *pc, int ret,
+				unsigned long starts)
+{
+	if (ret != -EINTR || !hmb_pci_kprobe_on ||
+	    READ_ONCE(pc->starts) != starts)
+		return;
+	WRITE_ONCE(pc->cancelled_at, starts + 1);
+	dev_dbg(pc->port.dev, "HMB: command cancelled by a reset; holding commands until it ends\n");
 }
 
 static int hmb_pci_identify(struct nvme_hmb_port *port, struct nvme_hmb_id *id)
@@ -348,6 +378,7 @@ static int hmb_pci_get_features(struct nvme_hmb_port *port, void *data,
 				u32 *cdw0)
 {
 	struct hmb_pci_ctrl *pc = to_hmb_pci(port);
+	unsigned long starts = READ_ONCE(pc->starts);
 	int ret;
 
 	ret = hmb_pci_ready(pc);
@@ -356,8 +387,10 @@ static int hmb_pci_get_features(struct nvme_hmb_port *port, void *data,
 	*cdw0 = 0;
 	memset(data, 0, NVME_HMB_ATTR_LEN);
 	/* Select 0 (current); the attributes come in the data buffer. */
-	return nvme_get_features(pc->nctrl, NVME_FEAT_HOST_MEM_BUF, 0, data,
-				 NVME_HMB_ATTR_LEN, cdw0);
+	ret = nvme_get_features(pc->nctrl, NVME_FEAT_HOST_MEM_BUF, 0, data,
+				NVME_HMB_ATTR_LEN, cdw0);
+	hmb_pci_note_cancel(pc, ret, starts);
+	return ret;
 }
 
 /*
@@ -394,6 +427,7 @@ static int hmb_pci_set_features(struct nvme_hmb_port *port,
 {
 	struct hmb_pci_ctrl *pc = to_hmb_pci(port);
 	bool enable = cmd->cdw11 & NVME_HOST_MEM_ENABLE;
+	unsigned long starts = READ_ONCE(pc->starts);
 	struct nvme_command c = { };
 	int ret;
 
@@ -409,6 +443,7 @@ static int hmb_pci_set_features(struct nvme_hmb_port *port,
 	c.features.dword14 = cpu_to_le32(cmd->cdw14);
 	c.features.dword15 = cpu_to_le32(cmd->cdw15);
 	ret = nvme_submit_sync_cmd(pc->nctrl->admin_q, &c, NULL, 0);
+	hmb_pci_note_cancel(pc, ret, starts);
 	dev_dbg(port->dev, "HMB: Set Features 0Dh EHM %d MR %d HSIZE %u pages HMDLEC %u: %d\n",
 		enable, !!(cmd->cdw11 & NVME_HOST_MEM_RETURN), cmd->cdw12,
 		cmd->cdw15, ret);
@@ -902,9 +937,12 @@ static int hmb_pci_kp_pre(struct kprobe *kp, struct pt_regs *regs)
 	unsigned long flags;
 
 	spin_lock_irqsave(&hmb_pci_evt_lock, flags);
-	list_for_each_entry(pc, &hmb_pci_ctrls, node)
-		if ((void *)pc->nctrl == nctrl)
+	list_for_each_entry(pc, &hmb_pci_ctrls, node) {
+		if ((void *)pc->nctrl == nctrl) {
 			pc->reset_pending = true;
+			WRITE_ONCE(pc->starts, pc->starts + 1);
+		}
+	}
 	spin_unlock_irqrestore(&hmb_pci_evt_lock, flags);
 	mod_delayed_work(hmb_pci_wq, &hmb_pci_work, 0);
 	return 0;

@@ -1,0 +1,310 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# nvme-hmb-vm: emu emu-iommu
+# nvme-hmb-kernel: debug
+#
+# The fault matrix on the real path: nvme_hmb_pci on the emulated
+# DRAM-less drive, made to misbehave on command (qemu/README.md, "Faults
+# armed by the guest": vendor admin command C4h).  Every operation of the
+# engine (setup, grow, shrink, reclaim, regrow, reset, suspend,
+# hibernation, detach) runs once with each fault aimed at the first
+# command it sends:
+#
+#   Set Features 0Dh  refused (Invalid Field, DNR, not carried out);
+#                     carried out, then Internal Error; completed 2 s
+#                     late; lost (never completed: nvme-core's admin
+#                     timeout resets the controller)
+#   Get Features 0Dh  fails (Invalid Field); lies about HSIZE, the list
+#                     address or the entry count; answers 2 s late
+#
+# After each: the drive saw no violation and no DMA error (it checks every
+# map entry it looks up, and the whole map at every disable), the state
+# and reason fit, and once the fault is gone the HMB comes back (a reset
+# if the memory had to be kept), with sysfs and Get Features agreeing and
+# I/O reading back what it wrote.  The fault must have been taken by the
+# drive (its injected counter moved): a case that aims at nothing fails.
+#
+# Then the interleavings of the ownership review (issue 19), forced: a
+# reset whose report is held back while resizes run, with the report's
+# Get Features answered late; an enable carried out and failed; a grow
+# whose disable fails, followed by a late report.
+#
+# Destructive to the first 32 MiB of the namespace.  Exit: 0 all passed,
+# 1 a test failed, 4 skipped (not root, nvme_hmb_pci not installed, or
+# the controller is not the emulated drive).
+
+. "$(dirname "$0")/ksft_lib"
+. "$(dirname "$0")/nvme_lib"
+
+ksft_header nvme_hmb_pci
+device_guard
+if ! emu_present; then
+	echo "1..0 # SKIP $CTRL is not the emulated DRAM-less drive"
+	exit $KSFT_SKIP
+fi
+
+D=$SYS/$CTRL
+PCIDBG=/sys/kernel/debug/nvme_hmb_pci
+ADMIN_TIMEOUT=6
+
+# fault_cmd ACTION COUNT STATUS MODE MS: the drive's vendor command C4h
+fault_cmd() {
+	nvme admin-passthru "/dev/$CTRL" --opcode=0xc4 --cdw10="$1" \
+		--cdw11="$2" --cdw12="$3" --cdw13="$4" --cdw14="${5:-0}" \
+		>/dev/null 2>&1
+}
+disarm() { fault_cmd 0 0 0 0; }
+# injected: the drive's count of faults it carried out (log page byte 200)
+injected() {
+	nvme get-log "/dev/$CTRL" --log-id=$EMU_LID --log-len=$EMU_LEN -b \
+		2>/dev/null | od -An -v -tu8 -j 200 -N 8 | tr -d ' '
+}
+if ! fault_cmd 0 0 0 0 || [ -z "$(injected)" ]; then
+	echo "1..0 # SKIP the emulated drive takes no armed faults (qemu/patches 0006)"
+	exit $KSFT_SKIP
+fi
+
+# The faults, NAME:ACTION:STATUS:MODE:MS each.  Behind an IOMMU the Set
+# Features ones only: what an IOMMU adds is a DMA error for memory freed
+# under the drive, and the engine frees after Set Features; the Get
+# Features answers steer the same decisions in both VMs, and each VM of
+# the debug kernel costs about 10 s a case.
+SF_FAULTS="sf-refused:1:0x4002:0:0 sf-executed-error:1:0x6:1:0
+	sf-late:1:0:2:1000 sf-lost:1:0:3:0"
+GF_FAULTS="gf-fails:2:0x4002:0:0 gf-lies-hsize:2:0:1:0
+	gf-lies-address:2:0:2:0 gf-lies-count:2:0:3:0 gf-late:2:0:4:1000"
+BDF=$(basename "$(readlink -f /sys/class/nvme/$CTRL/device)")
+if [ -e /sys/bus/pci/devices/$BDF/iommu_group ]; then
+	FAULTS=$SF_FAULTS
+	echo "# behind an IOMMU: the Set Features faults"
+else
+	FAULTS="$SF_FAULTS $GF_FAULTS"
+fi
+OPS="setup grow shrink reclaim regrow reset suspend hibernate detach"
+# ops_for FAULT: the regrow work waits for quiet, longer each time reclaim
+# follows a regrow (up to 16 times): it gets the Set Features faults,
+# whose outcome differs from a grow's; a Get Features answer steers a
+# regrow exactly as the grow's above.
+ops_for() {
+	case $1 in
+	gf-*) echo "$OPS" | sed 's/ regrow//' ;;
+	*) echo "$OPS" ;;
+	esac
+}
+NR=0
+for f in $FAULTS; do
+	NR=$((NR + $(ops_for "${f%%:*}" | wc -w)))
+done
+echo "1..$((5 + NR + 9))"
+
+state_is() { [ "$(val "$D/state")" = "$1" ]; }
+size_is() { [ "$(val "$D/size_kib")" = "$1" ]; }
+live() { [ "$(cat /sys/class/nvme/$CTRL/state)" = live ]; }
+timeline() {
+	echo "# $1: state $(val "$D/state") size_kib $(val "$D/size_kib")" \
+	     "reason '$(val "$D/reason")' injected $(injected)" \
+	     "violations $(emu violations) dma_errors $(emu dma_errors)"
+}
+
+modprobe -r nvme_hmb_pci nvme_hmb_mock nvme_hmb 2>/dev/null
+check "nvme-core's admin timeout ${ADMIN_TIMEOUT} s (lost commands)" \
+	put $ADMIN_TIMEOUT /sys/module/nvme_core/parameters/admin_timeout
+check "reload nvme max_host_mem_size_mb=0" reload_nvme max_host_mem_size_mb=0
+check "load nvme_hmb and nvme_hmb_pci" sh -c \
+	"modprobe nvme_hmb default_limit_mib=128 regrow_quiet_sec=2 &&
+	 modprobe nvme_hmb_pci"
+check "enabled, 64 MiB" wait_for 20 size_is 65536
+check "sysfs agrees with Get Features" agree_pci
+echo 1 > /sys/module/suspend/parameters/pm_test_delay 2>/dev/null
+
+# --- the operations, each from enabled at 64 MiB ---------------------------
+# pre_OP: what brings it to where the operation starts (no fault armed);
+# op_OP: the operation, its first command the one the fault is aimed at.
+pre_setup() { put 0 "$D/limit_mib"; }
+op_setup() { echo 128 > "$D/limit_mib"; }
+pre_grow() { put 32 "$D/limit_mib"; }
+op_grow() { echo 128 > "$D/limit_mib"; }
+pre_shrink() { :; }
+op_shrink() { echo 24 > "$D/limit_mib"; }
+pre_reclaim() { put 1 "$D/reclaim"; }
+op_reclaim() { echo 2 > /proc/sys/vm/drop_caches; sleep 2; }
+# regrow: reclaimed first, then the regrow work's own commands
+pre_regrow() {
+	put 1 "$D/reclaim" && echo 2 > /proc/sys/vm/drop_caches &&
+	wait_for 10 sh -c "[ \$(cat $D/size_kib) -lt 65536 ]" &&
+	put 0 "$D/reclaim"
+}
+op_regrow() { wait_for 40 size_is 65536; }
+pre_reset() { :; }
+op_reset() { nvme reset "/dev/$CTRL"; wait_for 20 live; sleep 1; }
+pm_cycle() { # pm_cycle STATE: the engine's sleep and wake, pm_test freezer
+	echo freezer > /sys/power/pm_test && echo "$1" > /sys/power/state
+	_rc=$?
+	echo none > /sys/power/pm_test
+	return $_rc
+}
+pre_suspend() { :; }
+op_suspend() { pm_cycle mem; }
+pre_hibernate() { :; }
+op_hibernate() { pm_cycle disk; }
+pre_detach() { :; }
+op_detach() { rmmod nvme_hmb_pci; }
+
+# recover: whatever the fault left, the HMB back at 64 MiB and checked
+recover() {
+	disarm
+	wait_for $((ADMIN_TIMEOUT * 3)) live || return 1
+	if [ ! -d "$D" ]; then
+		modprobe nvme_hmb_pci && wait_for 10 test -d "$D" || return 1
+	fi
+	put 0 "$D/reclaim" >/dev/null
+	_t=0
+	while [ $_t -lt 10 ]; do
+		if state_is failed; then
+			# Memory kept for the controller: only a reset frees it.
+			nvme reset "/dev/$CTRL" >/dev/null 2>&1
+			wait_for 20 live
+		fi
+		echo 128 > "$D/limit_mib" 2>/dev/null
+		state_is enabled && size_is 65536 && break
+		sleep 1
+		_t=$((_t + 1))
+	done
+	state_is enabled && size_is 65536 && feat_read || return 1
+	# sysfs and Get Features agree (the drive's counters: by the caller)
+	eq "$FEAT_EHM" 1 && eq "$((FEAT_HSIZE * 4))" 65536 &&
+		eq "$FEAT_HMDLEC" "$(val "$D/nr_descs")"
+}
+
+# emu3: violations, DMA errors and early commands, in one read of the page
+emu3() {
+	emu_page | sed -n "$(emu_line violations)p;$(emu_line dma_errors)p;$(emu_line early_cmds)p" |
+		tr -d ' ' | tr '\n' ' '
+}
+
+# one_case OP NAME ACTION STATUS MODE MS: one fault aimed at one operation.
+# Whatever the case finds, the HMB is brought back before the next.
+block=8
+one_case() {
+	_op=$1 _name=$2 _ok=0
+	"pre_$_op" >/dev/null 2>&1 || { echo "# $_op: cannot get there"; recover; return 1; }
+	_before=$(emu3)
+	_inj=$(injected)
+	fault_cmd "$3" 1 "$4" "$5" "$6" || { echo "# cannot arm $_name"; return 1; }
+	"op_$_op" >/dev/null 2>&1
+	_after=$(injected)
+	echo "# $_op/$_name: state $(val "$D/state") reason '$(val "$D/reason")'"
+	if [ "$(emu3)" != "$_before" ]; then
+		echo "# violations, DMA errors, early commands: $_before-> $(emu3)"
+		_ok=1
+	fi
+	if [ "$_after" -le "$_inj" ]; then
+		echo "# the fault was never taken (injected $_inj -> $_after)"
+		_ok=1
+	fi
+	# A state that fits: failed only with the memory kept for a
+	# disable that was not confirmed.
+	if state_is failed; then
+		case $(val "$D/reason") in
+		"disable failed, memory kept for the controller"*) ;;
+		*) echo "# failed, but the reason is '$(val "$D/reason")'"; _ok=1 ;;
+		esac
+	fi
+	recover || { echo "# not back after the fault"; return 1; }
+	block=$((block + 16))
+	[ $block -lt 480 ] || block=8
+	io_ok $block || _ok=1
+	[ "$(emu3)" = "$_before" ] || { echo "# after recovery: $(emu3)"; _ok=1; }
+	return $_ok
+}
+
+for op in $OPS; do
+	for f in $FAULTS; do
+		case " $(ops_for "${f%%:*}") " in
+		*" $op "*) ;;
+		*) continue ;;
+		esac
+		_ifs=$IFS
+		IFS=:
+		# shellcheck disable=SC2086 # split NAME:ACTION:STATUS:MODE:MS
+		set -- $f
+		IFS=$_ifs
+		dmesg_mark
+		# A lost command makes nvme-core's admin timeout fire, on
+		# purpose: the judge takes its messages between these lines.
+		[ "$1" = sf-lost ] &&
+			echo "nvme-hmb-selftest: admin timeouts expected" > /dev/kmsg
+		check "$op with $1: no violation, back and agreeing" \
+			one_case "$op" "$@"
+		[ "$1" = sf-lost ] &&
+			echo "nvme-hmb-selftest: admin timeouts end" > /dev/kmsg
+	done
+	timeline "after $op"
+done
+
+# --- the interleavings of the ownership review, forced ---------------------
+# 1. A reset whose report is held back 4 s, while resizes re-enable the
+#    buffer; the report's Get Features answered 2 s late.  The report must
+#    find the buffer the resizes left, as sent, and change nothing.
+resize_during_held_report() {
+	put 4000 $PCIDBG/hold_reset_ms || return 1
+	nvme reset "/dev/$CTRL" || return 1
+	wait_for 20 live || return 1
+	for m in 32 128 48 128; do
+		echo $m > "$D/limit_mib" || { echo "# resize to $m failed"; return 1; }
+	done
+	fault_cmd 2 1 0 4 2000 || return 1
+	wait_for 20 dmesg_has "HMB: reset report held for 4000 ms" || return 1
+	sleep 5
+	put 0 $PCIDBG/hold_reset_ms
+	disarm
+	state_is enabled && size_is 65536 && agree_pci
+}
+dmesg_mark
+check "a held reset report after resizes: nothing freed, still agreeing" \
+	resize_during_held_report
+check "I/O after the held report" io_ok 500
+
+# 2. An enable carried out and then failed (Internal Error): the engine
+#    disables before it frees, the drive holds nothing afterwards.
+executed_then_error() {
+	put 0 "$D/limit_mib" || return 1
+	_d=$(emu disables)
+	fault_cmd 1 1 0x6 1 || return 1
+	echo 128 > "$D/limit_mib" && { echo "# the resize succeeded"; return 1; }
+	eq "$(val "$D/state")" off && eq "$(feat ehm)" 0 &&
+	[ "$(emu disables)" -gt "$_d" ] && emu_clean
+}
+check "an enable carried out then failed: no violation" executed_then_error
+check "back and agreeing after it" recover
+
+# 3. A grow that enlarges the descriptor list, whose disable is refused:
+#    the drive keeps the old list; a late reset report must leave it.
+grow_then_late_report() {
+	put 64 /sys/module/nvme_hmb/parameters/max_chunk_kib || return 1
+	put 0 "$D/limit_mib" && put 16 "$D/limit_mib" || return 1
+	eq "$(val "$D/nr_descs")" 256 || return 1
+	fault_cmd 1 1 0x4002 0 || return 1
+	echo 64 > "$D/limit_mib"
+	state_is failed || { echo "# state $(val "$D/state")"; return 1; }
+	echo "$CTRL" > $PCIDBG/report_reset || return 1
+	wait_for 10 dmesg_has "HMB: controller reset noticed" || return 1
+	sleep 1
+	state_is failed && emu_clean
+}
+dmesg_mark
+check "a failed grow, then a late report: the old list left alone" \
+	grow_then_late_report
+check "a real reset brings the grown buffer in" sh -c \
+	"nvme reset /dev/$CTRL >/dev/null && sleep 2 && [ \$(cat $D/state) = enabled ]"
+put 0 /sys/module/nvme_hmb/parameters/max_chunk_kib
+check "back and agreeing after it" recover
+check "I/O at the end" io_ok 40
+check "no violation, no DMA error at the end" emu_clean
+timeline "end"
+echo "# drive: $(for k in $EMU_KEYS; do printf '%s=%s ' $k "$(emu $k)"; done)injected=$(injected)"
+echo "# stats: $(stats_line "$CTRL")"
+put 60 /sys/module/nvme_core/parameters/admin_timeout
+
+rm -rf "$T"
+ksft_end
