@@ -6,16 +6,18 @@
 # The fault matrix on the real path: nvme_hmb_pci on the emulated
 # DRAM-less drive, made to misbehave on command (qemu/README.md, "Faults
 # armed by the guest": vendor admin command C4h).  Every operation of the
-# engine (setup, grow, shrink, reclaim, regrow, reset, suspend,
-# hibernation, detach) runs once with each fault aimed at the first
-# command it sends:
+# engine (setup, grow, shrink, reclaim, reset, suspend, hibernation,
+# detach) runs once with each fault aimed at the first command it sends
+# (not the regrow work: it runs when memory has been quiet long enough,
+# and the drive's faults hit the next command, not a chosen one, so a
+# fault armed for it is taken by whatever comes first; its commands are
+# a grow's):
 #
 #   Set Features 0Dh  refused (Invalid Field, DNR, not carried out);
-#                     carried out, then Internal Error; completed 2 s
-#                     late; lost (never completed: nvme-core's admin
-#                     timeout resets the controller)
+#                     carried out, then Internal Error; completed 1 s
+#                     late
 #   Get Features 0Dh  fails (Invalid Field); lies about HSIZE, the list
-#                     address or the entry count; answers 2 s late
+#                     address or the entry count; answers 1 s late
 #
 # After each: the drive saw no violation and no DMA error (it checks every
 # map entry it looks up, and the whole map at every disable), the state
@@ -69,8 +71,13 @@ fi
 # under the drive, and the engine frees after Set Features; the Get
 # Features answers steer the same decisions in both VMs, and each VM of
 # the debug kernel costs about 10 s a case.
+# Not a lost Set Features (the drive's mode 3): nvme-core's admin timeout
+# on Debian's 6.1 makes lockdep report nvme-pci's own timeout_work /
+# shutdown_lock / namespaces_rwsem chain and turn itself off for the rest
+# of the VM, and one during hibernation's image preallocation left
+# nvme-pci's reset without memory and the drive removed.
 SF_FAULTS="sf-refused:1:0x4002:0:0 sf-executed-error:1:0x6:1:0
-	sf-late:1:0:2:1000 sf-lost:1:0:3:0"
+	sf-late:1:0:2:1000"
 GF_FAULTS="gf-fails:2:0x4002:0:0 gf-lies-hsize:2:0:1:0
 	gf-lies-address:2:0:2:0 gf-lies-count:2:0:3:0 gf-late:2:0:4:1000"
 BDF=$(basename "$(readlink -f /sys/class/nvme/$CTRL/device)")
@@ -80,20 +87,22 @@ if [ -e /sys/bus/pci/devices/$BDF/iommu_group ]; then
 else
 	FAULTS="$SF_FAULTS $GF_FAULTS"
 fi
-OPS="setup grow shrink reclaim regrow reset suspend hibernate detach"
-# ops_for FAULT: the regrow work waits for quiet, longer each time reclaim
-# follows a regrow (up to 16 times): it gets the Set Features faults,
-# whose outcome differs from a grow's; a Get Features answer steers a
-# regrow exactly as the grow's above.
-ops_for() {
-	case $1 in
-	gf-*) echo "$OPS" | sed 's/ regrow//' ;;
-	*) echo "$OPS" ;;
+OPS="setup grow shrink reclaim reset suspend hibernate detach"
+# skipped OP FAULT: a pair the matrix leaves out.  A detach whose disable
+# fails leaves the buffer with the drive for good (the engine leaks it, as
+# it must); nvme-pci's later unbind makes DMA-API debug report the
+# allocation still pending on the device, a finding for the whole VM.
+skipped() {
+	case "$1 $2" in
+	"detach sf-refused"|"detach sf-executed-error") return 0 ;;
 	esac
+	return 1
 }
 NR=0
-for f in $FAULTS; do
-	NR=$((NR + $(ops_for "${f%%:*}" | wc -w)))
+for op in $OPS; do
+	for f in $FAULTS; do
+		skipped "$op" "${f%%:*}" || NR=$((NR + 1))
+	done
 done
 echo "1..$((5 + NR + 9))"
 
@@ -107,7 +116,7 @@ timeline() {
 }
 
 modprobe -r nvme_hmb_pci nvme_hmb_mock nvme_hmb 2>/dev/null
-check "nvme-core's admin timeout ${ADMIN_TIMEOUT} s (lost commands)" \
+check "nvme-core's admin timeout ${ADMIN_TIMEOUT} s (a hang ends soon)" \
 	put $ADMIN_TIMEOUT /sys/module/nvme_core/parameters/admin_timeout
 check "reload nvme max_host_mem_size_mb=0" reload_nvme max_host_mem_size_mb=0
 check "load nvme_hmb and nvme_hmb_pci" sh -c \
@@ -128,13 +137,6 @@ pre_shrink() { :; }
 op_shrink() { echo 24 > "$D/limit_mib"; }
 pre_reclaim() { put 1 "$D/reclaim"; }
 op_reclaim() { echo 2 > /proc/sys/vm/drop_caches; sleep 2; }
-# regrow: reclaimed first, then the regrow work's own commands
-pre_regrow() {
-	put 1 "$D/reclaim" && echo 2 > /proc/sys/vm/drop_caches &&
-	wait_for 10 sh -c "[ \$(cat $D/size_kib) -lt 65536 ]" &&
-	put 0 "$D/reclaim"
-}
-op_regrow() { wait_for 40 size_is 65536; }
 pre_reset() { :; }
 op_reset() { nvme reset "/dev/$CTRL"; wait_for 20 live; sleep 1; }
 pm_cycle() { # pm_cycle STATE: the engine's sleep and wake, pm_test freezer
@@ -160,11 +162,14 @@ recover() {
 	put 0 "$D/reclaim" >/dev/null
 	_t=0
 	while [ $_t -lt 10 ]; do
-		if state_is failed; then
-			# Memory kept for the controller: only a reset frees it.
+		# Memory kept for the controller (failed), or a buffer an
+		# earlier instance left to it at an unconfirmed detach (unknown
+		# owner to the new one): only a reset takes it back.
+		case "$(val "$D/state") $(val "$D/reason")" in
+		failed*|"off the controller holds a buffer of unknown owner")
 			nvme reset "/dev/$CTRL" >/dev/null 2>&1
-			wait_for 20 live
-		fi
+			wait_for 20 live ;;
+		esac
 		echo 128 > "$D/limit_mib" 2>/dev/null
 		state_is enabled && size_is 65536 && break
 		sleep 1
@@ -220,24 +225,15 @@ one_case() {
 
 for op in $OPS; do
 	for f in $FAULTS; do
-		case " $(ops_for "${f%%:*}") " in
-		*" $op "*) ;;
-		*) continue ;;
-		esac
+		! skipped "$op" "${f%%:*}" || continue
 		_ifs=$IFS
 		IFS=:
 		# shellcheck disable=SC2086 # split NAME:ACTION:STATUS:MODE:MS
 		set -- $f
 		IFS=$_ifs
 		dmesg_mark
-		# A lost command makes nvme-core's admin timeout fire, on
-		# purpose: the judge takes its messages between these lines.
-		[ "$1" = sf-lost ] &&
-			echo "nvme-hmb-selftest: admin timeouts expected" > /dev/kmsg
 		check "$op with $1: no violation, back and agreeing" \
 			one_case "$op" "$@"
-		[ "$1" = sf-lost ] &&
-			echo "nvme-hmb-selftest: admin timeouts end" > /dev/kmsg
 	done
 	timeline "after $op"
 done
@@ -293,10 +289,17 @@ grow_then_late_report() {
 	state_is failed && emu_clean
 }
 dmesg_mark
-check "a failed grow, then a late report: the old list left alone" \
-	grow_then_late_report
-check "a real reset brings the grown buffer in" sh -c \
-	"nvme reset /dev/$CTRL >/dev/null && sleep 2 && [ \$(cat $D/state) = enabled ]"
+if [ -e /sys/bus/pci/devices/$BDF/iommu_group ]; then
+	for w in "a failed grow, then a late report: the old list left alone" \
+		 "a real reset brings the grown buffer in"; do
+		skip "$w" "behind an IOMMU the HMB is one IOVA-contiguous buffer: its one-entry list never grows"
+	done
+else
+	check "a failed grow, then a late report: the old list left alone" \
+		grow_then_late_report
+	check "a real reset brings the grown buffer in" sh -c \
+		"nvme reset /dev/$CTRL >/dev/null && sleep 2 && [ \$(cat $D/state) = enabled ]"
+fi
 put 0 /sys/module/nvme_hmb/parameters/max_chunk_kib
 check "back and agreeing after it" recover
 check "I/O at the end" io_ok 40
