@@ -956,6 +956,20 @@ static void shared_reset_reports(struct kunit *test)
 }
 
 /*
+ * A shared mock at 64 MiB, then a reset in which the other driver set its
+ * own buffer up, not reported yet.
+ */
+static struct ctrl_test *other_took_over(struct kunit *test)
+{
+	struct ctrl_test *t = shared_mock(test, &bg5);
+
+	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
+	nvme_hmb_mock_silent_reset(t->mock);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_mock_other(t->mock, true), 0);
+	return t;
+}
+
+/*
  * A resize that finds the other driver's buffer enabled (its reset came,
  * its report not yet): the disable is not sent, the other driver's
  * buffer stays, and ours is freed without a command.
@@ -963,11 +977,8 @@ static void shared_reset_reports(struct kunit *test)
 static void shared_resize_never_disables_other(struct kunit *test)
 {
 	struct nvme_hmb_mock_view before, after;
-	struct ctrl_test *t = shared_mock(test, &bg5);
+	struct ctrl_test *t = other_took_over(test);
 
-	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
-	nvme_hmb_mock_silent_reset(t->mock);
-	KUNIT_ASSERT_EQ(test, nvme_hmb_mock_other(t->mock, true), 0);
 	nvme_hmb_mock_view(t->mock, &before);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(32)), -EBUSY);
 	nvme_hmb_mock_view(t->mock, &after);
@@ -987,11 +998,8 @@ static void shared_resize_never_disables_other(struct kunit *test)
 static void shared_sleep_finds_other(struct kunit *test)
 {
 	struct nvme_hmb_mock_view before, after;
-	struct ctrl_test *t = shared_mock(test, &bg5);
+	struct ctrl_test *t = other_took_over(test);
 
-	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
-	nvme_hmb_mock_silent_reset(t->mock);
-	KUNIT_ASSERT_EQ(test, nvme_hmb_mock_other(t->mock, true), 0);
 	nvme_hmb_mock_view(t->mock, &before);
 	nvme_hmb_sleep(t->ctrl, false);
 	KUNIT_EXPECT_FALSE(test, t->ctrl->mr_valid);
