@@ -289,10 +289,10 @@ static int nvme_hmb_read_holder(struct nvme_hmb_ctrl *ctrl,
 }
 
 /*
- * The controller holds another driver's buffer, provably: none of ours
- * (a controller holds one at a time).  What the engine held is freed
- * without a command and nothing is sent until that driver lets go.  The
- * caller holds nothing that it goes on using.
+ * The controller holds another buffer: the other driver's when @proven,
+ * else one nobody recognises.  None of ours is in it (a controller holds
+ * one at a time), and nothing is sent that would replace it until it is
+ * gone.
  */
 static void nvme_hmb_mark_foreign(struct nvme_hmb_ctrl *ctrl, bool proven)
 {
@@ -317,7 +317,10 @@ static void nvme_hmb_mark_foreign(struct nvme_hmb_ctrl *ctrl, bool proven)
 
 static void nvme_hmb_release(struct nvme_hmb_ctrl *ctrl);
 
-/* ... and free what the engine held, without a command. */
+/*
+ * ... and free what the engine held, without a command.  The caller holds
+ * nothing of the buffer that it goes on using.
+ */
 static void nvme_hmb_step_back(struct nvme_hmb_ctrl *ctrl, bool proven)
 {
 	enum nvme_hmb_reason reason;
@@ -329,6 +332,14 @@ static void nvme_hmb_step_back(struct nvme_hmb_ctrl *ctrl, bool proven)
 		nvme_hmb_release(ctrl);
 		ctrl->reason = reason;
 	}
+}
+
+/* The controller holds nothing any more: the engine may take it. */
+static void nvme_hmb_foreign_over(struct nvme_hmb_ctrl *ctrl)
+{
+	ctrl->foreign = false;
+	ctrl->reason = NVME_HMB_R_NONE;
+	dev_info(ctrl->port->dev, "HMB: no other driver runs it any more; taking it\n");
 }
 
 /* What the guard tells a Set Features 0Dh about to be sent. */
@@ -966,11 +977,8 @@ static bool nvme_hmb_held_by_other(struct nvme_hmb_ctrl *ctrl)
 		return false;
 	switch (holder) {
 	case NVME_HMB_HOLDS_NOTHING:
-		if (ctrl->foreign) {
-			ctrl->foreign = false;
-			ctrl->reason = NVME_HMB_R_NONE;
-			dev_info(ctrl->port->dev, "HMB: no other driver runs it any more; taking it\n");
-		}
+		if (ctrl->foreign)
+			nvme_hmb_foreign_over(ctrl);
 		return false;
 	case NVME_HMB_HOLDS_OURS:
 		/* Only after a failed disable, never with state off. */
@@ -1072,9 +1080,7 @@ void nvme_hmb_report_reset(struct nvme_hmb_ctrl *ctrl)
 			goto out;
 		}
 		/* The other driver let go in the reset: take it. */
-		ctrl->foreign = false;
-		ctrl->reason = NVME_HMB_R_NONE;
-		dev_info(ctrl->port->dev, "HMB: no other driver runs it any more; taking it\n");
+		nvme_hmb_foreign_over(ctrl);
 		if (ctrl->state == NVME_HMB_OFF) {
 			if (!ctrl->sleeping)
 				nvme_hmb_setup(ctrl);
