@@ -23,7 +23,7 @@ if ! emu_present; then
 	exit $KSFT_SKIP
 fi
 do_s3=${NVME_HMB_REAL_S3:-0}
-echo "1..$((26 + (do_s3 == 1 ? 6 : 0)))"
+echo "1..32"
 
 modprobe -r nvme_hmb_pci nvme_hmb_mock nvme_hmb 2>/dev/null
 BDF=$(basename "$(readlink -f /sys/class/nvme/$CTRL/device)")
@@ -104,6 +104,14 @@ if [ "$do_s3" = 1 ]; then
 		check "I/O after S3 cycle $c" wait_for 30 io_ok $((32 + c * 16))
 		check "returned with MR=1 after S3 cycle $c" \
 			sh -c "[ $(emu mr_returns) -gt $mr0 ]"
+	done
+else
+	# In the plan all the same: a test leaves it only as a declared skip.
+	for c in 1 2; do
+		for w in "real S3 cycle $c, woken by the RTC" \
+			"I/O after S3 cycle $c" "returned with MR=1 after S3 cycle $c"; do
+			skip "$w" "real S3 only where NVME_HMB_REAL_S3=1"
+		done
 	done
 fi
 
