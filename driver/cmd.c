@@ -119,7 +119,8 @@ static const struct nvme_hmb_status_name nvme_hmb_status_names[] = {
 	{ NVME_SC_CMB_INVALID_USE, false, "Invalid Use of Controller Memory Buffer" },
 	{ NVME_SC_PRP_INVALID_OFFSET, false, "PRP Offset Invalid" },
 	{ NVME_SC_OP_DENIED, true, "Operation Denied" },
-	{ NVME_SC_CMD_INTERRUPTED, true, "Command Interrupted" },
+	/* processing was interrupted: retry, says the specification, not undone */
+	{ NVME_SC_CMD_INTERRUPTED, false, "Command Interrupted" },
 	{ NVME_SC_TRANSIENT_TR_ERR, false, "Transient Transport Error" },
 	{ NVME_SC_FEATURE_NOT_SAVEABLE, true, "Feature Identifier Not Saveable" },
 	{ NVME_SC_FEATURE_NOT_CHANGEABLE, true, "Feature Not Changeable" },

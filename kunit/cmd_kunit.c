@@ -184,7 +184,7 @@ static const struct refused_case refused_cases[] = {
 	{ 0x4002, true },	/* the same with DNR */
 	{ 0x010e, true },	/* Feature Not Changeable */
 	{ 0x410d, true },	/* Feature Identifier Not Saveable, DNR */
-	{ 0x0021, true },	/* Command Interrupted */
+	{ 0x0021, false },	/* Command Interrupted: may be half done */
 	{ 0x0006, false },	/* Internal Error */
 	{ 0x4006, false },	/* Internal Error, DNR */
 	{ 0x0004, false },	/* Data Transfer Error */
