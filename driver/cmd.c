@@ -165,6 +165,6 @@ bool nvme_hmb_status_refused(int status)
 {
 	const struct nvme_hmb_status_name *s = nvme_hmb_status_find(status);
 
-	return status > 0 && s && s->refused;
+	return status > 0 && s && s->refused; /* fate: status-refused, both */
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_status_refused);

@@ -164,7 +164,7 @@ static int nvme_hmb_set_features(struct nvme_hmb_ctrl *ctrl, bool enable,
 	}
 	ret = ctrl->port->ops->set_features(ctrl->port, &cmd);
 	/* -EAGAIN: not sent, the controller is being reset; not a failure. */
-	if (ret == -EAGAIN) {
+	if (ret == -EAGAIN) { /* fate: set-not-sent, both */
 		ctrl->sent = was;
 		return ret;
 	}
@@ -172,10 +172,10 @@ static int nvme_hmb_set_features(struct nvme_hmb_ctrl *ctrl, bool enable,
 		ctrl->stats.cmd_failures++;
 		ctrl->last_status = ret;
 	}
-	if (!ret && !enable)
+	if (!ret && !enable) /* fate: disable-clears-sent, both */
 		ctrl->sent.ehm = false;
 	else if (ret > 0 && enable && nvme_hmb_status_refused(ret))
-		ctrl->sent = was;
+		ctrl->sent = was; /* fate: enable-refused-unsent */
 	return ret;
 }
 
@@ -274,14 +274,14 @@ static int nvme_hmb_read_holder(struct nvme_hmb_ctrl *ctrl,
 	ret = nvme_hmb_read_attrs(ctrl, &attrs);
 	if (ret)
 		return ret;
-	if (!attrs.ehm)
+	if (!attrs.ehm) /* fate: holds-nothing, both */
 		*holder = NVME_HMB_HOLDS_NOTHING;
-	else if (nvme_hmb_attrs_ours(ctrl, &attrs))
+	else if (nvme_hmb_attrs_ours(ctrl, &attrs)) /* fate: holds-ours, both */
 		*holder = NVME_HMB_HOLDS_OURS;
 	else if (ops->foreign_list && ops->foreign_list(ctrl->port, &attrs))
-		*holder = NVME_HMB_HOLDS_FOREIGN;
+		*holder = NVME_HMB_HOLDS_FOREIGN; /* fate: holds-foreign */
 	else
-		*holder = NVME_HMB_HOLDS_UNKNOWN;
+		*holder = NVME_HMB_HOLDS_UNKNOWN; /* fate: holds-unknown */
 	if (*holder == NVME_HMB_HOLDS_UNKNOWN)
 		dev_dbg(ctrl->port->dev, "HMB: the controller holds an unknown buffer: HSIZE %u HMDLEC %u\n",
 			attrs.hsize, attrs.hmdlec);
@@ -301,7 +301,7 @@ static void nvme_hmb_mark_foreign(struct nvme_hmb_ctrl *ctrl, bool proven)
 					       NVME_HMB_R_UNKNOWN_OWNER;
 
 	/* Whatever the engine holds, the controller last had another's. */
-	ctrl->sent.ehm = false;
+	ctrl->sent.ehm = false; /* fate: foreign-mark */
 	ctrl->mr_valid = false;
 	if (ctrl->foreign && ctrl->reason == reason)
 		return;
@@ -329,7 +329,7 @@ static void nvme_hmb_step_back(struct nvme_hmb_ctrl *ctrl, bool proven)
 	reason = ctrl->reason;
 	if (ctrl->state != NVME_HMB_OFF) {
 		ctrl->state = NVME_HMB_SUSPENDED;
-		nvme_hmb_release(ctrl);
+		nvme_hmb_release(ctrl); /* fate: step-back-free */
 		ctrl->reason = reason;
 	}
 }
@@ -337,7 +337,7 @@ static void nvme_hmb_step_back(struct nvme_hmb_ctrl *ctrl, bool proven)
 /* The controller holds nothing any more: the engine may take it. */
 static void nvme_hmb_foreign_over(struct nvme_hmb_ctrl *ctrl)
 {
-	ctrl->foreign = false;
+	ctrl->foreign = false; /* fate: foreign-over */
 	ctrl->reason = NVME_HMB_R_NONE;
 	dev_info(ctrl->port->dev, "HMB: no other driver runs it any more; taking it\n");
 }
@@ -369,9 +369,9 @@ static enum nvme_hmb_verdict nvme_hmb_guard(struct nvme_hmb_ctrl *ctrl,
 	if (!nvme_hmb_shared(ctrl))
 		return NVME_HMB_G_SEND;
 	ret = nvme_hmb_read_holder(ctrl, &holder);
-	if (ret == -EAGAIN)
+	if (ret == -EAGAIN) /* fate: guard-resetting, both */
 		return NVME_HMB_G_RESETTING;
-	if (ret) {
+	if (ret) { /* fate: guard-blind, both */
 		dev_dbg(ctrl->port->dev, "HMB guard: Get Features failed (%d); sending\n",
 			ret);
 		return NVME_HMB_G_SEND;
@@ -380,9 +380,9 @@ static enum nvme_hmb_verdict nvme_hmb_guard(struct nvme_hmb_ctrl *ctrl,
 	case NVME_HMB_HOLDS_NOTHING:
 		return NVME_HMB_G_SEND;
 	case NVME_HMB_HOLDS_OURS:
-		if (!enable)
+		if (!enable) /* fate: guard-ours-disable, both */
 			return NVME_HMB_G_SEND;
-		if (mr && nvme_hmb_sent_is_buf(ctrl))
+		if (mr && nvme_hmb_sent_is_buf(ctrl)) /* fate: guard-held, both */
 			return NVME_HMB_G_HELD;
 		dev_warn_ratelimited(ctrl->port->dev,
 				     "HMB guard: our last buffer is still enabled; disabling it first\n");
@@ -396,7 +396,7 @@ static enum nvme_hmb_verdict nvme_hmb_guard(struct nvme_hmb_ctrl *ctrl,
 		 * enable would be refused, and what the engine may still
 		 * have at the controller must be disabled first.
 		 */
-		if (!enable)
+		if (!enable) /* fate: guard-unknown-disable, both */
 			return NVME_HMB_G_SEND;
 		return ctrl->sent.ehm ? NVME_HMB_G_OURS : NVME_HMB_G_UNKNOWN;
 	}
@@ -424,18 +424,18 @@ static int nvme_hmb_disable(struct nvme_hmb_ctrl *ctrl)
 		 * It holds the other driver's buffer, so none of ours: the
 		 * memory is the host's, and the next enable steps back.
 		 */
-		nvme_hmb_mark_foreign(ctrl, true);
+		nvme_hmb_mark_foreign(ctrl, true); /* fate: disable-foreign */
 		ctrl->state = NVME_HMB_SUSPENDED;
 		return 0;
 	default:
 		ret = nvme_hmb_set_features(ctrl, false, false);
 		break;
 	}
-	if (ret == -EAGAIN) {
+	if (ret == -EAGAIN) { /* fate: disable-not-sent, both */
 		dev_dbg(ctrl->port->dev, "HMB disable not sent: controller resetting\n");
 		return ret;
 	}
-	if (ret) {
+	if (ret) { /* fate: disable-failed, both */
 		ctrl->state = NVME_HMB_FAILED;
 		ctrl->reason = NVME_HMB_R_DISABLE_FAILED;
 		nvme_hmb_cmd_error(ctrl, "disable", ret);
@@ -458,7 +458,7 @@ static void nvme_hmb_release(struct nvme_hmb_ctrl *ctrl)
 	}
 	if (WARN_ON_ONCE(ctrl->sent.ehm && !ctrl->gone))
 		return;
-	nvme_hmb_buf_free(ctrl->port->dma_dev, &ctrl->buf);
+	nvme_hmb_buf_free(ctrl->port->dma_dev, &ctrl->buf); /* fate: release-free */
 	ctrl->state = NVME_HMB_OFF;
 	ctrl->mr_valid = false;
 	ctrl->enable_deferred = false;
@@ -471,7 +471,7 @@ static void nvme_hmb_enabled(struct nvme_hmb_ctrl *ctrl, bool mr)
 	ctrl->state = NVME_HMB_ENABLED;
 	ctrl->foreign = false;
 	nvme_hmb_update_reclaimable(ctrl);
-	ctrl->mr_valid = true;
+	ctrl->mr_valid = true; /* fate: mr-valid-set */
 	ctrl->stats.enables++;
 	if (mr)
 		ctrl->stats.mr_enables++;
@@ -482,7 +482,7 @@ static void nvme_hmb_enabled(struct nvme_hmb_ctrl *ctrl, bool mr)
 static int nvme_hmb_enable_deferred(struct nvme_hmb_ctrl *ctrl)
 {
 	ctrl->state = NVME_HMB_SUSPENDED;
-	ctrl->enable_deferred = true;
+	ctrl->enable_deferred = true; /* fate: enable-deferred */
 	dev_info_ratelimited(ctrl->port->dev,
 			     "HMB: controller is being reset; enabling %llu KiB once it is ready\n",
 			     ctrl->buf.size >> 10);
@@ -507,28 +507,28 @@ static int nvme_hmb_enable(struct nvme_hmb_ctrl *ctrl, bool mr)
 
 	ctrl->enable_deferred = false;
 
-	mr = mr && ctrl->mr_valid;
+	mr = mr && ctrl->mr_valid; /* fate: mr-decide, both */
 	/* Before the list is written: the controller may still hold it. */
 	guard = nvme_hmb_guard(ctrl, true, mr);
 	switch (guard) {
 	case NVME_HMB_G_RESETTING:
-		return nvme_hmb_enable_deferred(ctrl);
+		return nvme_hmb_enable_deferred(ctrl); /* fate: enable-guard-resetting */
 	case NVME_HMB_G_HELD:
 		dev_dbg(ctrl->port->dev, "HMB guard: buffer already enabled\n");
-		nvme_hmb_enabled(ctrl, mr);
+		nvme_hmb_enabled(ctrl, mr); /* fate: enable-guard-held */
 		return 0;
 	case NVME_HMB_G_FOREIGN:
 	case NVME_HMB_G_UNKNOWN:
 		/* Not sent: the engine holds nothing the controller has. */
-		nvme_hmb_step_back(ctrl, guard == NVME_HMB_G_FOREIGN);
+		nvme_hmb_step_back(ctrl, guard == NVME_HMB_G_FOREIGN); /* fate: enable-step-back */
 		return -EBUSY;
 	case NVME_HMB_G_OURS:
 		ret = -EIO;
-		goto taken;
+		goto taken; /* fate: enable-guard-ours */
 	default:
 		break;
 	}
-	if (!mr) {
+	if (!mr) { /* fate: mr-or-fresh, both */
 		/* From here the controller may hold this list, not the old. */
 		ctrl->mr_valid = false;
 		nvme_hmb_buf_write_descs(ctrl->port->dma_dev, &ctrl->buf);
@@ -539,7 +539,7 @@ static int nvme_hmb_enable(struct nvme_hmb_ctrl *ctrl, bool mr)
 	 * the list again: after a Command Sequence Error the controller
 	 * holds a buffer, possibly this one and this list.
 	 */
-	if (ret > 0 && mr && nvme_hmb_status_refused(ret)) {
+	if (ret > 0 && mr && nvme_hmb_status_refused(ret)) { /* fate: mr-refused, both */
 		ctrl->stats.mr_refusals++;
 		dev_warn_ratelimited(ctrl->port->dev,
 				     "HMB return (MR) refused: %s (status 0x%x); enabling it fresh\n",
@@ -549,11 +549,11 @@ static int nvme_hmb_enable(struct nvme_hmb_ctrl *ctrl, bool mr)
 		nvme_hmb_buf_write_descs(ctrl->port->dma_dev, &ctrl->buf);
 		ret = nvme_hmb_set_features(ctrl, true, false);
 	}
-	if (!ret) {
+	if (!ret) { /* fate: enable-ok, both */
 		nvme_hmb_enabled(ctrl, mr);
 		return 0;
 	}
-	if (ret == -EAGAIN)
+	if (ret == -EAGAIN) /* fate: enable-not-sent, both */
 		return nvme_hmb_enable_deferred(ctrl);
 
 	nvme_hmb_cmd_error(ctrl, "enable (Set Features)", ret);
@@ -562,7 +562,7 @@ static int nvme_hmb_enable(struct nvme_hmb_ctrl *ctrl, bool mr)
 			     ctrl->buf.size >> 10, ctrl->buf.nr_chunks,
 			     ctrl->buf.nr_chunks == 1 ? "" : "s");
 	ctrl->reason = NVME_HMB_R_SET_FAILED;
-	if (nvme_hmb_status_refused(ret)) {
+	if (nvme_hmb_status_refused(ret)) { /* fate: enable-refused, both */
 		ctrl->state = NVME_HMB_SUSPENDED;
 		nvme_hmb_release(ctrl);
 		return -EIO;
@@ -578,7 +578,7 @@ taken:
 	 */
 	ctrl->reason = NVME_HMB_R_SET_FAILED;
 	ctrl->state = NVME_HMB_ENABLED;
-	if (!nvme_hmb_disable(ctrl)) {
+	if (!nvme_hmb_disable(ctrl)) { /* fate: enable-taken-disabled, both */
 		enum nvme_hmb_reason reason = ctrl->foreign ? ctrl->reason :
 					      NVME_HMB_R_SET_FAILED;
 
@@ -753,7 +753,7 @@ bool nvme_hmb_teardown_locked(struct nvme_hmb_ctrl *ctrl)
 		return true;
 	if (!ctrl->gone && nvme_hmb_disable(ctrl))
 		return false;
-	nvme_hmb_release(ctrl);
+	nvme_hmb_release(ctrl); /* fate: teardown-free */
 	return true;
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_teardown_locked);
@@ -767,7 +767,7 @@ EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_teardown_locked);
  */
 void nvme_hmb_forget_locked(struct nvme_hmb_ctrl *ctrl)
 {
-	kvfree(ctrl->buf.chunks);
+	kvfree(ctrl->buf.chunks); /* fate: forget-leak */
 	memset(&ctrl->buf, 0, sizeof(ctrl->buf));
 	ctrl->state = NVME_HMB_OFF;
 	ctrl->mr_valid = false;
@@ -804,11 +804,11 @@ static int nvme_hmb_replace(struct nvme_hmb_ctrl *ctrl,
 		return 0;
 	}
 	ret = nvme_hmb_disable(ctrl);
-	if (ret) {
+	if (ret) { /* fate: replace-disable-failed, both */
 		nvme_hmb_buf_free(ctrl->port->dma_dev, &fresh);
 		return ret;
 	}
-	nvme_hmb_release(ctrl);
+	nvme_hmb_release(ctrl); /* fate: replace-free-old */
 	ctrl->buf = fresh;
 	ctrl->state = NVME_HMB_SUSPENDED;	/* held, not yet enabled */
 	ctrl->reason = nvme_hmb_outcome(&ctrl->caps, plan, ctrl->buf.size,
@@ -848,12 +848,12 @@ static int nvme_hmb_shrink(struct nvme_hmb_ctrl *ctrl,
 	int ret;
 
 	if (nvme_hmb_head_within(&ctrl->buf, plan->target) < plan->min)
-		return nvme_hmb_replace(ctrl, host, plan, 0);
+		return nvme_hmb_replace(ctrl, host, plan, 0); /* fate: shrink-replace */
 
 	ret = nvme_hmb_disable(ctrl);
-	if (ret)
+	if (ret) /* fate: shrink-disable-failed, both */
 		return ret;
-	nvme_hmb_buf_trim(ctrl->port->dma_dev, &ctrl->buf, plan->target);
+	nvme_hmb_buf_trim(ctrl->port->dma_dev, &ctrl->buf, plan->target); /* fate: shrink-trim */
 	nvme_hmb_alloc_init(ctrl, &ax);
 	nvme_hmb_buf_grow(&ax, &ctrl->buf, host, plan, plan->target);
 	ctrl->stats.alloc_failures += ax.failures;
@@ -887,7 +887,7 @@ static int nvme_hmb_grow(struct nvme_hmb_ctrl *ctrl,
 			chunk = min(chunk, ctrl->buf.chunks[0].size);
 		reach += (u64)(max_descs - ctrl->buf.nr_chunks) * chunk;
 	}
-	if (reach < plan->target) {
+	if (reach < plan->target) { /* fate: grow-replace, both */
 		ret = nvme_hmb_replace(ctrl, host, plan, reach);
 		if ((ret && ret != -ENOMEM) || ctrl->buf.size != before)
 			return ret;
@@ -900,15 +900,15 @@ static int nvme_hmb_grow(struct nvme_hmb_ctrl *ctrl,
 	ctrl->stats.alloc_failures += ax.failures;
 	ctrl->reason = nvme_hmb_outcome(&ctrl->caps, plan, ctrl->buf.size,
 					ctrl->buf.nr_chunks);
-	if (ctrl->buf.size == before) {
+	if (ctrl->buf.size == before) { /* fate: grow-nothing-added, both */
 		/* Nothing added: the controller keeps the list it holds. */
 		nvme_hmb_buf_restore_list(ctrl->port->dma_dev, &ctrl->buf);
 		return 0;
 	}
 	/* The list no longer matches what the controller holds. */
-	ctrl->mr_valid = false;
+	ctrl->mr_valid = false; /* fate: grow-mr-invalid */
 	ret = nvme_hmb_disable(ctrl);
-	if (ret)
+	if (ret) /* fate: grow-disable-failed, both */
 		return ret;
 	return nvme_hmb_enable(ctrl, false);
 }
@@ -938,7 +938,7 @@ static int nvme_hmb_apply(struct nvme_hmb_ctrl *ctrl)
 	nvme_hmb_host_init(ctrl, &host);
 	reason = nvme_hmb_negotiate(&ctrl->caps, &host, &plan);
 	if (reason != NVME_HMB_R_GRANTED && reason != NVME_HMB_R_LIMITED) {
-		if (!nvme_hmb_teardown_locked(ctrl))
+		if (!nvme_hmb_teardown_locked(ctrl)) /* fate: apply-off-teardown, both */
 			return -EIO;
 		ctrl->reason = reason;
 		nvme_hmb_explain_off(ctrl);
@@ -948,7 +948,7 @@ static int nvme_hmb_apply(struct nvme_hmb_ctrl *ctrl)
 		return 0;
 
 	start = ktime_get();
-	if (plan.target < before)
+	if (plan.target < before) /* fate: resize-shrink-or-grow, both */
 		ret = nvme_hmb_shrink(ctrl, &host, &plan);
 	else
 		ret = nvme_hmb_grow(ctrl, &host, &plan);
@@ -977,13 +977,13 @@ static bool nvme_hmb_held_by_other(struct nvme_hmb_ctrl *ctrl)
 		return false;
 	switch (holder) {
 	case NVME_HMB_HOLDS_NOTHING:
-		if (ctrl->foreign)
+		if (ctrl->foreign) /* fate: held-foreign-over, both */
 			nvme_hmb_foreign_over(ctrl);
 		return false;
 	case NVME_HMB_HOLDS_OURS:
 		/* Only after a failed disable, never with state off. */
 		return false;
-	default:
+	default: /* fate: held-by-other */
 		nvme_hmb_mark_foreign(ctrl, holder == NVME_HMB_HOLDS_FOREIGN);
 		return true;
 	}
@@ -1066,22 +1066,22 @@ void nvme_hmb_report_reset(struct nvme_hmb_ctrl *ctrl)
 		goto out;
 	ret = nvme_hmb_read_holder(ctrl, &holder);
 	/* Another reset is under way: its report follows. */
-	if (ret == -EAGAIN)
+	if (ret == -EAGAIN) /* fate: reset-read-again, both */
 		goto out;
-	if (!ret && holder == NVME_HMB_HOLDS_FOREIGN) {
+	if (!ret && holder == NVME_HMB_HOLDS_FOREIGN) { /* fate: reset-foreign, both */
 		nvme_hmb_step_back(ctrl, true);
 		goto out;
 	}
-	if (ctrl->foreign) {
-		if (ret)
+	if (ctrl->foreign) { /* fate: reset-was-foreign, both */
+		if (ret) /* fate: reset-foreign-unread, both */
 			goto out;
-		if (holder != NVME_HMB_HOLDS_NOTHING) {
+		if (holder != NVME_HMB_HOLDS_NOTHING) { /* fate: reset-foreign-still, both */
 			nvme_hmb_mark_foreign(ctrl, false);
 			goto out;
 		}
 		/* The other driver let go in the reset: take it. */
 		nvme_hmb_foreign_over(ctrl);
-		if (ctrl->state == NVME_HMB_OFF) {
+		if (ctrl->state == NVME_HMB_OFF) { /* fate: reset-foreign-off, both */
 			if (!ctrl->sleeping)
 				nvme_hmb_setup(ctrl);
 			goto out;
@@ -1089,20 +1089,20 @@ void nvme_hmb_report_reset(struct nvme_hmb_ctrl *ctrl)
 		/* Memory still held (a failed disable): handled below. */
 	}
 	held = ctrl->state == NVME_HMB_ENABLED || ctrl->state == NVME_HMB_FAILED;
-	if (!held) {
+	if (!held) { /* fate: reset-held, both */
 		/* Nothing of ours at the controller, maybe an enable to send. */
 		if (ctrl->state == NVME_HMB_SUSPENDED && ctrl->enable_deferred &&
 		    !ctrl->sleeping)
-			goto enable;
+			goto enable; /* fate: reset-deferred-enable */
 		goto out;
 	}
-	if (!ret && holder == NVME_HMB_HOLDS_OURS) {
+	if (!ret && holder == NVME_HMB_HOLDS_OURS) { /* fate: reset-late, both */
 		/*
 		 * A late report: it holds what was last sent.  Enabled if
 		 * that is the buffer as it is now; a grow whose disable
 		 * failed keeps its stale list, and stays failed.
 		 */
-		if (nvme_hmb_sent_is_buf(ctrl))
+		if (nvme_hmb_sent_is_buf(ctrl)) /* fate: reset-late-same, both */
 			ctrl->state = NVME_HMB_ENABLED;
 		goto out;
 	}
@@ -1113,14 +1113,14 @@ void nvme_hmb_report_reset(struct nvme_hmb_ctrl *ctrl)
 					   ret);
 		dev_warn_ratelimited(ctrl->port->dev,
 				     "HMB: what the controller holds after its reset is unknown; disabling before anything is freed\n");
-		if (nvme_hmb_disable(ctrl))
+		if (nvme_hmb_disable(ctrl)) /* fate: reset-unknown-disable, both */
 			goto out;
 	}
 	/* The reset disabled the HMB: the memory is the host's again. */
-	ctrl->sent.ehm = false;
+	ctrl->sent.ehm = false; /* fate: reset-disabled */
 	ctrl->state = NVME_HMB_SUSPENDED;
 	/* In system sleep, the wake-up gives it back. */
-	if (ctrl->sleeping)
+	if (ctrl->sleeping) /* fate: reset-sleeping, both */
 		goto out;
 enable:
 	if (ctrl->enable_deferred)
@@ -1129,7 +1129,7 @@ enable:
 	else
 		dev_dbg(ctrl->port->dev,
 			"HMB disabled by a controller reset; returning it\n");
-	if (!nvme_hmb_enable(ctrl, true)) {
+	if (!nvme_hmb_enable(ctrl, true)) { /* fate: reset-return */
 		nvme_hmb_refresh_reason(ctrl);
 		nvme_hmb_report_enabled(ctrl, "re-enabled");
 	}
@@ -1150,7 +1150,7 @@ void nvme_hmb_report_gone(struct nvme_hmb_ctrl *ctrl)
 	mutex_lock(&ctrl->lock);
 	if (!ctrl->gone) {
 		ctrl->gone = true;
-		nvme_hmb_release(ctrl);
+		nvme_hmb_release(ctrl); /* fate: gone-free */
 		ctrl->reason = NVME_HMB_R_GONE;
 	}
 	mutex_unlock(&ctrl->lock);
@@ -1261,17 +1261,17 @@ VISIBLE_IF_KUNIT void nvme_hmb_reclaim_locked(struct nvme_hmb_ctrl *ctrl,
 	} else {
 		while (i && keep > size - want)
 			keep -= ctrl->buf.chunks[--i].size;
-		if (keep < floor)
+		if (keep < floor) /* fate: reclaim-floor-back, both */
 			keep += ctrl->buf.chunks[i].size;
 	}
 	if (keep >= size)
 		return;
 
-	if (keep < nvme_hmb_min_bytes(ctrl)) {
+	if (keep < nvme_hmb_min_bytes(ctrl)) { /* fate: reclaim-off, both */
 		/* Below HMMIN an HMB is useless: off. */
-		if (!nvme_hmb_teardown_locked(ctrl))
+		if (!nvme_hmb_teardown_locked(ctrl)) /* fate: reclaim-teardown, both */
 			return;
-	} else if (ctrl->buf.sgt) {
+	} else if (ctrl->buf.sgt) { /* fate: reclaim-replace, both */
 		struct nvme_hmb_host host;
 		struct nvme_hmb_plan plan;
 
@@ -1281,19 +1281,19 @@ VISIBLE_IF_KUNIT void nvme_hmb_reclaim_locked(struct nvme_hmb_ctrl *ctrl,
 		    NVME_HMB_R_LIMITED ||
 		    nvme_hmb_replace(ctrl, &host, &plan, 0) == -ENOMEM) {
 			if (!severe || floor >= nvme_hmb_min_bytes(ctrl) ||
-			    !nvme_hmb_teardown_locked(ctrl)) {
+			    !nvme_hmb_teardown_locked(ctrl)) { /* fate: reclaim-contig-off */
 				/*
 				 * No smaller buffer to be had: offer the
 				 * shrinker nothing until the next enable
 				 * rather than have it ask again and again.
 				 */
-				WRITE_ONCE(ctrl->reclaimable[0], 0);
+				WRITE_ONCE(ctrl->reclaimable[0], 0); /* fate: reclaim-contig-kept */
 				WRITE_ONCE(ctrl->reclaimable[1], 0);
 				return;
 			}
 		}
 	} else {
-		if (nvme_hmb_disable(ctrl))
+		if (nvme_hmb_disable(ctrl)) /* fate: reclaim-disable-failed, both */
 			return;
 		nvme_hmb_buf_trim(ctrl->port->dma_dev, &ctrl->buf, keep);
 		nvme_hmb_enable(ctrl, false);
@@ -1385,7 +1385,7 @@ VISIBLE_IF_KUNIT void nvme_hmb_regrow_locked(struct nvme_hmb_ctrl *ctrl)
 	if (ctrl->sleeping || ctrl->foreign ||
 	    (ctrl->state != NVME_HMB_ENABLED && ctrl->state != NVME_HMB_OFF)) {
 		mod_delayed_work(nvme_hmb_regrow_wq, &ctrl->regrow_work, quiet);
-		return;
+		return; /* fate: regrow-held */
 	}
 	if (time_before(jiffies, last + quiet)) {
 		mod_delayed_work(nvme_hmb_regrow_wq, &ctrl->regrow_work,
@@ -1402,7 +1402,7 @@ VISIBLE_IF_KUNIT void nvme_hmb_regrow_locked(struct nvme_hmb_ctrl *ctrl)
 		mod_delayed_work(nvme_hmb_regrow_wq, &ctrl->regrow_work, quiet);
 		return;
 	}
-	if (nvme_hmb_apply(ctrl) || ctrl->buf.size <= before) {
+	if (nvme_hmb_apply(ctrl) || ctrl->buf.size <= before) { /* fate: regrow-apply */
 		/* Nothing gained: back off and try again. */
 		ctrl->regrow_backoff = min(16U, 2 * (ctrl->regrow_backoff ?: 1));
 		mod_delayed_work(nvme_hmb_regrow_wq, &ctrl->regrow_work, 2 * quiet);
@@ -1474,19 +1474,19 @@ void nvme_hmb_sleep(struct nvme_hmb_ctrl *ctrl, bool hibernate)
 	mutex_lock(&ctrl->lock);
 	if (ctrl->gone || ctrl->sleeping)
 		goto out;
-	ctrl->sleeping = true;
-	if (ctrl->state != NVME_HMB_ENABLED)
+	ctrl->sleeping = true; /* fate: sleep-flag */
+	if (ctrl->state != NVME_HMB_ENABLED) /* fate: sleep-enabled, both */
 		goto out;
-	if (nvme_hmb_disable(ctrl))
+	if (nvme_hmb_disable(ctrl)) /* fate: sleep-disable-failed, both */
 		goto out;
-	if (ctrl->foreign) {
+	if (ctrl->foreign) { /* fate: sleep-foreign, both */
 		/* It held another driver's buffer, none of ours: freed. */
 		nvme_hmb_step_back(ctrl, ctrl->reason == NVME_HMB_R_FOREIGN);
 		goto out;
 	}
 	ctrl->stats.suspends++;
 	ctrl->reason = NVME_HMB_R_SLEEP;
-	if (hibernate) {
+	if (hibernate) { /* fate: sleep-hibernate, both */
 		dev_info(ctrl->port->dev, "HMB disabled and freed for hibernation (%llu KiB)\n",
 			 ctrl->buf.size >> 10);
 		nvme_hmb_release(ctrl);
@@ -1514,10 +1514,10 @@ void nvme_hmb_wake(struct nvme_hmb_ctrl *ctrl, bool fresh)
 	if (ctrl->gone || !ctrl->sleeping)
 		goto out;
 	ctrl->sleeping = false;
-	if (fresh)
+	if (fresh) /* fate: wake-fresh, both */
 		ctrl->mr_valid = false;
 	rebuild = ctrl->state == NVME_HMB_OFF && ctrl->reason == NVME_HMB_R_SLEEP;
-	if (ctrl->state == NVME_HMB_SUSPENDED) {
+	if (ctrl->state == NVME_HMB_SUSPENDED) { /* fate: wake-suspended, both */
 		if (!nvme_hmb_enable(ctrl, !fresh)) {
 			nvme_hmb_refresh_reason(ctrl);
 			ctrl->stats.resumes++;
@@ -1525,7 +1525,7 @@ void nvme_hmb_wake(struct nvme_hmb_ctrl *ctrl, bool fresh)
 		}
 	} else if (rebuild) {
 		ctrl->shrunk = false;
-		nvme_hmb_setup(ctrl);
+		nvme_hmb_setup(ctrl); /* fate: wake-rebuild */
 		if (ctrl->state == NVME_HMB_ENABLED)
 			ctrl->stats.resumes++;
 		/*

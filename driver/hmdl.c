@@ -85,7 +85,7 @@ static void nvme_hmb_dma_free(struct device *dev, struct nvme_hmb_buf *buf,
 		buf->fake->free(buf->fake->priv, size, list, cookie, dma);
 		return;
 	}
-	if (list)
+	if (list) /* fate: dma-free, both */
 		dma_free_coherent(dev, size, cookie, dma);
 	else
 		dma_free_attrs(dev, size, cookie, dma,
@@ -124,7 +124,7 @@ static bool nvme_hmb_buf_entries(struct nvme_hmb_alloc_ctx *ax,
 	if (buf->descs) {
 		memcpy(chunks, buf->chunks, buf->nr_chunks * sizeof(*chunks));
 		kvfree(buf->chunks);
-		if (!buf->stale_descs && buf->live) {
+		if (!buf->stale_descs && buf->live) { /* fate: stale-keep, both */
 			buf->stale_descs = buf->descs;
 			buf->stale_dma = buf->descs_dma;
 			buf->stale_bytes = buf->descs_bytes;
@@ -149,7 +149,7 @@ static void nvme_hmb_buf_drop_stale(struct device *dev,
 		return;
 	nvme_hmb_dma_free(dev, buf, buf->stale_bytes, true, buf->stale_descs,
 			  buf->stale_dma);
-	buf->stale_descs = NULL;
+	buf->stale_descs = NULL; /* fate: stale-list-freed */
 	buf->stale_dma = 0;
 	buf->stale_bytes = 0;
 }
@@ -165,7 +165,7 @@ static void nvme_hmb_buf_drop_stale(struct device *dev,
  */
 void nvme_hmb_buf_restore_list(struct device *dev, struct nvme_hmb_buf *buf)
 {
-	if (!buf->stale_descs)
+	if (!buf->stale_descs) /* fate: restore-stale, both */
 		return;
 	nvme_hmb_dma_free(dev, buf, buf->descs_bytes, true, buf->descs,
 			  buf->descs_dma);
@@ -321,12 +321,12 @@ EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_buf_grow);
 u64 nvme_hmb_buf_trim(struct device *dev, struct nvme_hmb_buf *buf,
 		      u64 target)
 {
-	if (buf->sgt) {
+	if (buf->sgt) { /* fate: trim-contig, both */
 		if (buf->size > target) {
 			dma_free_noncontiguous(dev, buf->sgt_size, buf->sgt,
 					       DMA_BIDIRECTIONAL);
 			nvme_hmb_dma_account(buf->sgt_size, -1);
-			buf->sgt = NULL;
+			buf->sgt = NULL; /* fate: contig-freed */
 			buf->sgt_size = 0;
 			memset(&buf->chunks[0], 0, sizeof(buf->chunks[0]));
 			buf->nr_chunks = 0;
@@ -338,7 +338,7 @@ u64 nvme_hmb_buf_trim(struct device *dev, struct nvme_hmb_buf *buf,
 		struct nvme_hmb_chunk *c = &buf->chunks[--buf->nr_chunks];
 
 		nvme_hmb_dma_free(dev, buf, c->size, false, c->cookie, c->dma);
-		buf->size -= c->size;
+		buf->size -= c->size; /* fate: chunk-freed */
 		memset(c, 0, sizeof(*c));
 	}
 	return buf->size;
@@ -382,7 +382,7 @@ u32 nvme_hmb_buf_write_descs(struct device *dev, struct nvme_hmb_buf *buf)
 	u32 i;
 
 	nvme_hmb_buf_drop_stale(dev, buf);
-	buf->live = true;
+	buf->live = true; /* fate: list-live */
 	for (i = 0; i < buf->nr_chunks; i++) {
 		u64 bsize = buf->chunks[i].size >> NVME_HMB_PAGE_SHIFT;
 

@@ -229,7 +229,7 @@ void nvme_hmb_detach(struct nvme_hmb_ctrl *ctrl)
 		dev_err(ctrl->port->dev,
 			"HMB: controller did not confirm the disable; leaking %llu KiB rather than freeing memory it may still use\n",
 			size >> 10);
-		nvme_hmb_forget_locked(ctrl);
+		nvme_hmb_forget_locked(ctrl); /* fate: detach-leak */
 	}
 	ctrl->gone = true;
 	ctrl->reason = NVME_HMB_R_GONE;

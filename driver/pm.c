@@ -32,17 +32,17 @@ static int nvme_hmb_pm_notify(struct notifier_block *nb, unsigned long action,
 {
 	switch (action) {
 	case PM_SUSPEND_PREPARE:
-		nvme_hmb_sleep_all(false);
+		nvme_hmb_sleep_all(false); /* fate: pm-suspend */
 		break;
 	case PM_HIBERNATION_PREPARE:
-		nvme_hmb_sleep_all(true);
+		nvme_hmb_sleep_all(true); /* fate: pm-hibernate */
 		break;
 	case PM_POST_SUSPEND:
-		nvme_hmb_wake_all(false);
+		nvme_hmb_wake_all(false); /* fate: pm-resume */
 		break;
 	case PM_POST_HIBERNATION:
 	case PM_POST_RESTORE:
-		nvme_hmb_wake_all(true);
+		nvme_hmb_wake_all(true); /* fate: pm-restore */
 		break;
 	}
 	return NOTIFY_DONE;

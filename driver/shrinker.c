@@ -78,7 +78,7 @@ static unsigned long nvme_hmb_scan(struct shrinker *s,
 		if (!take || READ_ONCE(ctrl->dying))
 			continue;
 		atomic64_add((u64)take << PAGE_SHIFT, &ctrl->reclaim_pending);
-		if (severe)
+		if (severe) /* fate: shrink-severe, both */
 			WRITE_ONCE(ctrl->reclaim_severe, true);
 		mod_delayed_work(nvme_hmb_wq, &ctrl->reclaim_work, 0);
 		queued += take;

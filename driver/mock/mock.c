@@ -1338,7 +1338,7 @@ void nvme_hmb_mock_destroy(struct nvme_hmb_mock *mock)
 	}
 	mutex_unlock(&mock->lock);
 	cancel_delayed_work_sync(&mock->touch);
-	if (held) {
+	if (held) { /* fate: mock-device-kept, both */
 		/*
 		 * The engine left memory with the device (its disable
 		 * failed): the device stays, and its name, so that nothing

@@ -310,7 +310,7 @@ static int hmb_pci_ready(struct hmb_pci_ctrl *pc)
 {
 	unsigned long at = READ_ONCE(pc->cancelled_at);
 
-	if (at && READ_ONCE(pc->starts) + 1 == at)
+	if (at && READ_ONCE(pc->starts) + 1 == at) /* fate: pci-held-cancelled, both */
 		return -EAGAIN;
 	switch (nvme_ctrl_state(pc->nctrl)) {
 	case NVME_CTRL_LIVE:
@@ -337,7 +337,7 @@ static void hmb_pci_note_cancel(struct hmb_pci_ctrl *pc, int ret,
 	if (ret != -EINTR || !hmb_pci_kprobe_on ||
 	    READ_ONCE(pc->starts) != starts)
 		return;
-	WRITE_ONCE(pc->cancelled_at, starts + 1);
+	WRITE_ONCE(pc->cancelled_at, starts + 1); /* fate: pci-hold-commands */
 	dev_dbg(pc->port.dev, "HMB: command cancelled by a reset; holding commands until it ends\n");
 }
 
@@ -382,7 +382,7 @@ static int hmb_pci_get_features(struct nvme_hmb_port *port, void *data,
 	int ret;
 
 	ret = hmb_pci_ready(pc);
-	if (ret)
+	if (ret) /* fate: pci-get-not-ready, both */
 		return ret;
 	*cdw0 = 0;
 	memset(data, 0, NVME_HMB_ATTR_LEN);
@@ -406,7 +406,7 @@ static bool hmb_pci_foreign_list(struct nvme_hmb_port *port,
 	struct nvme_dev *ndev = to_hmb_pci(port)->ndev;
 
 	/* HSIZE in controller pages: nvme-pci's are 4 KiB. */
-	return READ_ONCE(ndev->host_mem_descs) &&
+	return READ_ONCE(ndev->host_mem_descs) && /* fate: pci-foreign-list */
 	       attrs->hmdla == (u64)READ_ONCE(ndev->host_mem_descs_dma) &&
 	       attrs->hsize == READ_ONCE(ndev->host_mem_size) >> 12 &&
 	       attrs->hmdlec == READ_ONCE(ndev->nr_host_mem_descs);
@@ -432,7 +432,7 @@ static int hmb_pci_set_features(struct nvme_hmb_port *port,
 	int ret;
 
 	ret = hmb_pci_ready(pc);
-	if (ret)
+	if (ret) /* fate: pci-set-not-ready, both */
 		return ret;
 
 	c.features.opcode = nvme_admin_set_features;
@@ -762,7 +762,7 @@ static bool hmb_pci_may_dma(struct pci_dev *pdev, enum nvme_ctrl_state state)
 
 	if (pci_read_config_word(pdev, PCI_COMMAND, &cmd) || cmd == 0xffff)
 		return false;
-	if (state != NVME_CTRL_DELETING)
+	if (state != NVME_CTRL_DELETING) /* fate: pci-dma-deleting, both */
 		return true;
 	return cmd & PCI_COMMAND_MASTER;
 }
@@ -786,7 +786,7 @@ static void hmb_pci_release(struct hmb_pci_ctrl *pc)
 	while (tries-- && (state == NVME_CTRL_NEW ||
 			   state == NVME_CTRL_RESETTING ||
 			   state == NVME_CTRL_CONNECTING)) {
-		flush_work(&nctrl->reset_work);
+		flush_work(&nctrl->reset_work); /* fate: pci-detach-flush */
 		state = nvme_ctrl_state(nctrl);
 	}
 	/*
@@ -800,7 +800,7 @@ static void hmb_pci_release(struct hmb_pci_ctrl *pc)
 	    !hmb_pci_may_dma(pc->pdev, state)) {
 		dev_info(nctrl->device, "HMB: controller gone (state %d); not sending it anything\n",
 			 state);
-		nvme_hmb_report_gone(pc->hmb);
+		nvme_hmb_report_gone(pc->hmb); /* fate: pci-gone-free */
 	}
 	nvme_hmb_detach(pc->hmb);
 	dev_info(nctrl->device, "HMB: nvme_hmb_pci detached\n");
@@ -818,7 +818,7 @@ static void hmb_pci_reset(struct hmb_pci_ctrl *pc)
 	enum nvme_ctrl_state state = nvme_ctrl_state(pc->nctrl);
 	u32 hold;
 
-	if (state != NVME_CTRL_LIVE) {
+	if (state != NVME_CTRL_LIVE) { /* fate: pci-reset-live, both */
 		/* Another reset is under way; its end brings us back here. */
 		dev_dbg(dev, "HMB: controller in state %d after a restart\n",
 			state);
@@ -869,7 +869,7 @@ static bool hmb_pci_visit(struct pci_dev *pdev)
 	pc = hmb_pci_lookup(pdev);
 	if (pc && pc->nctrl != nctrl) {
 		/* Not seen unbinding (cannot happen with the notifier). */
-		nvme_hmb_report_gone(pc->hmb);
+		nvme_hmb_report_gone(pc->hmb); /* fate: pci-rebound-gone */
 		hmb_pci_release(pc);
 		pc = NULL;
 	}
@@ -939,7 +939,7 @@ static int hmb_pci_kp_pre(struct kprobe *kp, struct pt_regs *regs)
 	spin_lock_irqsave(&hmb_pci_evt_lock, flags);
 	list_for_each_entry(pc, &hmb_pci_ctrls, node) {
 		if ((void *)pc->nctrl == nctrl) {
-			pc->reset_pending = true;
+			pc->reset_pending = true; /* fate: pci-kprobe-reset */
 			WRITE_ONCE(pc->starts, pc->starts + 1);
 		}
 	}
@@ -1010,7 +1010,7 @@ static int hmb_pci_bus_notify(struct notifier_block *nb, unsigned long action,
 		/* Device lock held by the driver core; nvme-pci still bound. */
 		pc = hmb_pci_lookup(pdev);
 		if (pc)
-			hmb_pci_release(pc);
+			hmb_pci_release(pc); /* fate: pci-unbind-detach */
 		break;
 	case BUS_NOTIFY_BOUND_DRIVER:
 		/* Not live yet: the kprobe (or the poll) attaches it later. */
@@ -1051,7 +1051,7 @@ static void hmb_pci_detach_all(void)
 		device_lock(&pdev->dev);
 		pc = hmb_pci_lookup(pdev);
 		if (pc)
-			hmb_pci_release(pc);
+			hmb_pci_release(pc); /* fate: pci-exit-detach */
 		device_unlock(&pdev->dev);
 		pci_dev_put(pdev);
 	}
