@@ -86,8 +86,8 @@ nodepmod := cmd_depmod=: quiet_cmd_depmod=
 SRC_FILES := Kbuild $(shell find driver kunit -name '*.[ch]' 2>/dev/null)
 
 .PHONY: all modules install modules_install install-tools install-config \
-	uninstall dkms-source clean check test demo bench qemu modules-stock \
-	modules-stock-6.12 modules-debug deps
+	uninstall dkms-source clean check test coverage demo bench qemu \
+	modules-stock modules-stock-6.12 modules-debug deps
 
 all: modules
 
@@ -179,6 +179,13 @@ check: deps
 
 test: deps
 	scripts/run-tests
+
+# The debug kernel's VMs with profiled modules, the per-file summary and
+# the marked lines (scripts/coverage), and an HTML report.
+coverage: deps
+	scripts/run-tests --kernel debug
+	scripts/coverage report --src build/debug/src \
+		--html build/coverage/html build/coverage/debug*/
 
 demo: deps
 	scripts/demo
