@@ -1041,6 +1041,182 @@ static void shared_executed_error_disables(struct kunit *test)
 	expect_agree(test);
 }
 
+/*
+ * A wake-up that finds a buffer nobody recognises enabled: the other
+ * driver set its own up during the suspend, and Get Features misreports
+ * its HSIZE.  The return (MR=1) is not sent over it; the engine, whose
+ * own buffer the suspend disabled, steps back and frees that without a
+ * command.
+ */
+static void shared_wake_finds_unknown(struct kunit *test)
+{
+	struct nvme_hmb_mock_view before, after;
+	struct ctrl_test *t = shared_mock(test, &bg5);
+
+	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
+	nvme_hmb_sleep(t->ctrl, false);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_SUSPENDED);
+	KUNIT_ASSERT_FALSE(test, t->ctrl->sent.ehm);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_mock_other(t->mock, true), 0);
+	nvme_hmb_mock_misbehave(t->mock, 0, 1, false);
+	nvme_hmb_mock_view(t->mock, &before);
+	nvme_hmb_wake(t->ctrl, false);
+	nvme_hmb_mock_view(t->mock, &after);
+	KUNIT_EXPECT_EQ(test, after.lies, 1);
+	KUNIT_EXPECT_EQ(test, after.set_cmds, before.set_cmds);
+	KUNIT_EXPECT_EQ(test, after.rejected, 0);
+	KUNIT_EXPECT_EQ(test, after.violations, 0);
+	KUNIT_EXPECT_TRUE(test, nvme_hmb_mock_other_held(t->mock));
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_OFF);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_reason(t->ctrl),
+			NVME_HMB_R_UNKNOWN_OWNER);
+	KUNIT_EXPECT_EQ(test, t->ctrl->stats.mr_enables, 0);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&nvme_hmb_dma_allocs),
+			t->dma_allocs);
+	/* The other driver lets go: the next resize takes the controller. */
+	KUNIT_ASSERT_EQ(test, nvme_hmb_mock_other(t->mock, false), 0);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(64));
+	expect_agree(test);
+}
+
+/*
+ * The engine believes it disabled its buffer for a suspend, while its
+ * record of what it sent, and the controller, say that is still enabled:
+ * a disable it lost track of.  No path of the engine leaves this today
+ * (it enables only when nothing of its own is recorded at the
+ * controller), so it is forged, under the lock, for the guard that stands
+ * behind that: no enable goes over a list the controller holds, and
+ * nothing it holds is freed.
+ */
+static void believes_suspended(struct kunit *test, struct ctrl_test *t)
+{
+	mutex_lock(&t->ctrl->lock);
+	t->ctrl->sleeping = true;
+	t->ctrl->state = NVME_HMB_SUSPENDED;
+	mutex_unlock(&t->ctrl->lock);
+	KUNIT_ASSERT_TRUE(test, t->ctrl->sent.ehm);
+}
+
+/* A shared mock at 64 MiB, then believes_suspended(). */
+static struct ctrl_test *disable_lost_in_suspend(struct kunit *test)
+{
+	struct ctrl_test *t = shared_mock(test, &bg5);
+
+	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
+	believes_suspended(test, t);
+	KUNIT_ASSERT_TRUE(test, t->ctrl->mr_valid);
+	return t;
+}
+
+/*
+ * The return (MR=1) at wake-up of the buffer the controller still holds,
+ * list and all (disable_lost_in_suspend()): nothing is sent (an enable
+ * would be a Command Sequence Error), the buffer is the engine's, enabled,
+ * again, and a shrink after disables it before it frees.
+ */
+static void shared_return_finds_it_held(struct kunit *test)
+{
+	struct nvme_hmb_mock_view before, after;
+	struct ctrl_test *t = disable_lost_in_suspend(test);
+
+	nvme_hmb_mock_view(t->mock, &before);
+	nvme_hmb_wake(t->ctrl, false);
+	nvme_hmb_mock_view(t->mock, &after);
+	KUNIT_EXPECT_EQ(test, after.set_cmds, before.set_cmds);
+	KUNIT_EXPECT_GT(test, after.get_cmds, before.get_cmds);
+	KUNIT_EXPECT_EQ(test, after.mr_returns, 0);
+	KUNIT_EXPECT_EQ(test, after.rejected, 0);
+	KUNIT_EXPECT_EQ(test, after.violations, 0);
+	KUNIT_EXPECT_EQ(test, after.hmdla, before.hmdla);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(64));
+	KUNIT_EXPECT_EQ(test, t->ctrl->stats.mr_enables, 1);
+	KUNIT_EXPECT_EQ(test, t->ctrl->stats.resumes, 1);
+	KUNIT_EXPECT_TRUE(test, t->ctrl->mr_valid);
+	expect_agree(test);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(32)), 0);
+	expect_agree(test);
+}
+
+/*
+ * A fresh enable (after hibernation: never MR=1) while the controller
+ * still holds the engine's last list (disable_lost_in_suspend()): the
+ * guard has that disabled first, and only then is the buffer freed.  No
+ * enable goes over it, and its list is not rewritten while it is held.
+ */
+static void shared_fresh_enable_disables_ours_first(struct kunit *test)
+{
+	struct nvme_hmb_mock_view before, after;
+	struct ctrl_test *t = disable_lost_in_suspend(test);
+
+	nvme_hmb_mock_view(t->mock, &before);
+	nvme_hmb_wake(t->ctrl, true);
+	nvme_hmb_mock_view(t->mock, &after);
+	/* One command, the disable; its last check found the buffer whole. */
+	KUNIT_EXPECT_EQ(test, after.set_cmds, before.set_cmds + 1);
+	KUNIT_EXPECT_FALSE(test, after.ehm);
+	KUNIT_EXPECT_EQ(test, after.rejected, 0);
+	KUNIT_EXPECT_EQ(test, after.violations, 0);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_OFF);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_reason(t->ctrl), NVME_HMB_R_SET_FAILED);
+	KUNIT_EXPECT_FALSE(test, t->ctrl->sent.ehm);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&nvme_hmb_dma_allocs),
+			t->dma_allocs);
+	/* Nothing is stuck: the next resize sets the HMB up afresh. */
+	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(64));
+	expect_agree(test);
+}
+
+/*
+ * A grow whose disable failed: the controller holds the 16 MiB list last
+ * sent, the engine 64 MiB in a new list.  Forged as in believes_suspended(),
+ * with the grown buffer taken for what the controller last had, it is
+ * returned (MR=1) at wake-up: the guard compares the buffer as it has
+ * become with the list as sent, so the old list is not taken for this
+ * one, enabled; it is disabled first, and only then is anything freed.
+ */
+static void shared_return_of_grown_disables_first(struct kunit *test)
+{
+	struct nvme_hmb_alloc_hook hook = {
+		.fail = fail_above_seam, .priv = test->priv,
+	};
+	struct nvme_hmb_mock_view before, after;
+	struct ctrl_test *t = shared_mock(test, &bg5);
+
+	t->fail_above = SZ_64K;
+	nvme_hmb_set_alloc_hook(t->ctrl, &hook);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(16)), 0);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_nr_descs(t->ctrl), 256);
+	nvme_hmb_mock_fail_set(t->mock, 0, INVALID_FIELD);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), -EIO);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_FAILED);
+	KUNIT_ASSERT_EQ(test, t->ctrl->buf.size, MIB(64));
+	believes_suspended(test, t);
+	mutex_lock(&t->ctrl->lock);
+	t->ctrl->mr_valid = true;	/* ... and that it may return it */
+	mutex_unlock(&t->ctrl->lock);
+	nvme_hmb_mock_view(t->mock, &before);
+	KUNIT_ASSERT_EQ(test, (u64)before.hsize << 12, MIB(16));
+	nvme_hmb_wake(t->ctrl, false);
+	nvme_hmb_mock_view(t->mock, &after);
+	KUNIT_EXPECT_EQ(test, after.set_cmds, before.set_cmds + 1);
+	KUNIT_EXPECT_FALSE(test, after.ehm);
+	KUNIT_EXPECT_EQ(test, after.mr_returns, 0);
+	KUNIT_EXPECT_EQ(test, after.rejected, before.rejected);
+	KUNIT_EXPECT_EQ(test, after.violations, 0);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_OFF);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_reason(t->ctrl), NVME_HMB_R_SET_FAILED);
+	KUNIT_EXPECT_EQ(test, t->ctrl->stats.mr_enables, 0);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&nvme_hmb_dma_allocs),
+			t->dma_allocs);
+	nvme_hmb_set_alloc_hook(t->ctrl, NULL);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(64));
+	expect_agree(test);
+}
+
 /* What a malformed command changes of a valid enable of the held buffer. */
 enum raw_tweak {
 	RAW_NONE,
@@ -1328,6 +1504,10 @@ static struct kunit_case nvme_hmb_ctrl_cases[] = {
 	KUNIT_CASE(shared_resize_never_disables_other),
 	KUNIT_CASE(shared_executed_error_disables),
 	KUNIT_CASE(shared_sleep_finds_other),
+	KUNIT_CASE(shared_wake_finds_unknown),
+	KUNIT_CASE(shared_return_finds_it_held),
+	KUNIT_CASE(shared_fresh_enable_disables_ours_first),
+	KUNIT_CASE(shared_return_of_grown_disables_first),
 	KUNIT_CASE_PARAM(mock_rejects, raw_gen_params),
 	KUNIT_CASE(mock_rejects_65536_entries),
 	KUNIT_CASE(mock_sees_list_change),
