@@ -1312,12 +1312,20 @@ VISIBLE_IF_KUNIT void nvme_hmb_reclaim_locked(struct nvme_hmb_ctrl *ctrl,
 	ctrl->stats.reclaims++;
 	ctrl->stats.pages_reclaimed += (size - ctrl->buf.size) >>
 				       NVME_HMB_PAGE_SHIFT;
-	/* Reclaimed again soon after a regrow: wait longer next time. */
-	if (!ctrl->shrunk && ctrl->last_regrow &&
-	    time_before(jiffies, ctrl->last_regrow +
-			2 * nvme_hmb_regrow_quiet_sec * HZ *
-			(ctrl->regrow_backoff ?: 1)))
-		ctrl->regrow_backoff = min(16U, 2 * (ctrl->regrow_backoff ?: 1));
+	/*
+	 * The first reclaim after a regrow judges it: soon after, wait
+	 * longer next time; a regrow that held resets the wait.
+	 */
+	if (!ctrl->shrunk && ctrl->last_regrow) {
+		if (time_before(jiffies, ctrl->last_regrow +
+				2 * nvme_hmb_regrow_quiet_sec * HZ *
+				(ctrl->regrow_backoff ?: 1)))
+			ctrl->regrow_backoff = min(16U,
+						   2 * (ctrl->regrow_backoff ?: 1));
+		else
+			ctrl->regrow_backoff = 0;
+		ctrl->last_regrow = 0;
+	}
 	ctrl->shrunk = true;
 	ctrl->last_reclaim = jiffies;
 	dev_info_ratelimited(ctrl->port->dev,
@@ -1465,9 +1473,13 @@ EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_set_reclaim);
  * @hibernate: for hibernation, also free the memory
  *
  * Suspend keeps the memory to return it (MR=1) on wake-up.  Hibernation
- * frees it: the image must not carry a buffer a controller may point at,
- * and after restore it is set up fresh.  A failed disable keeps the memory
- * (state failed) whatever the sleep.
+ * frees it: the image need not carry it, and after restore it is set up
+ * fresh.  A failed disable keeps the memory (state failed) whatever the
+ * sleep, and so does a disable that could not be sent because the
+ * controller is being reset (state still enabled): that reset disables
+ * the HMB, its report moves the state to suspended, and the wake-up
+ * enables the same memory without MR (@fresh), so it goes into the image
+ * but is never returned as if its contents were kept.
  */
 void nvme_hmb_sleep(struct nvme_hmb_ctrl *ctrl, bool hibernate)
 {

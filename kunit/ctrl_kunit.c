@@ -1611,6 +1611,64 @@ static void regrow_after_quiet(struct kunit *test)
 	expect_agree(test);
 }
 
+/*
+ * A resize gave back what reclaim took before the quiet period ended: the
+ * regrow has nothing to do, and must neither send a command nor back
+ * off.  Only the first reclaim after a regrow judges it: soon after, the
+ * wait doubles; a regrow that held long enough resets it.
+ */
+static void regrow_after_resize_back(struct kunit *test)
+{
+	unsigned long long_ago = jiffies - 3600 * HZ;
+	struct nvme_hmb_mock_view before, after;
+	struct ctrl_test *t;
+
+	t = enabled_mock(test, &bg5, MIB(64));
+	reclaim(t->ctrl, MIB(1024), false);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_size(t->ctrl), MIB(16));
+	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_size(t->ctrl), MIB(64));
+
+	nvme_hmb_mock_view(t->mock, &before);
+	mutex_lock(&t->ctrl->lock);
+	t->ctrl->last_reclaim = long_ago;
+	WRITE_ONCE(nvme_hmb_last_pressure, long_ago);
+	nvme_hmb_regrow_locked(t->ctrl);
+	mutex_unlock(&t->ctrl->lock);
+	nvme_hmb_mock_view(t->mock, &after);
+	KUNIT_EXPECT_FALSE(test, t->ctrl->shrunk);
+	KUNIT_EXPECT_EQ(test, t->ctrl->regrow_backoff, 0);
+	KUNIT_EXPECT_EQ(test, t->ctrl->stats.regrows, 0);
+	KUNIT_EXPECT_EQ(test, after.set_cmds, before.set_cmds);
+
+	/* Backed off once, then a regrow that held an hour: forgotten. */
+	mutex_lock(&t->ctrl->lock);
+	t->ctrl->regrow_backoff = 8;
+	t->ctrl->last_regrow = long_ago;
+	mutex_unlock(&t->ctrl->lock);
+	reclaim(t->ctrl, MIB(8), false);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(56));
+	KUNIT_EXPECT_EQ(test, t->ctrl->regrow_backoff, 0);
+
+	/*
+	 * A regrow just now, reclaimed at once: twice the wait.  The next
+	 * reclaim without a regrow in between judges nothing.
+	 */
+	mutex_lock(&t->ctrl->lock);
+	t->ctrl->shrunk = false;
+	t->ctrl->last_regrow = jiffies;
+	mutex_unlock(&t->ctrl->lock);
+	reclaim(t->ctrl, MIB(8), false);
+	KUNIT_EXPECT_EQ(test, t->ctrl->regrow_backoff, 2);
+	mutex_lock(&t->ctrl->lock);
+	t->ctrl->shrunk = false;	/* as a regrow with nothing to do */
+	mutex_unlock(&t->ctrl->lock);
+	reclaim(t->ctrl, MIB(8), false);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(40));
+	KUNIT_EXPECT_EQ(test, t->ctrl->regrow_backoff, 2);
+	expect_agree(test);
+}
+
 static void suspend_keeps_and_returns(struct kunit *test)
 {
 	struct nvme_hmb_mock_view v;
@@ -1698,6 +1756,7 @@ static void attach_while_asleep(struct kunit *test)
 
 static void sleep_with_failed_disable(struct kunit *test)
 {
+	struct nvme_hmb_mock_view v;
 	struct ctrl_test *t;
 
 	t = enabled_mock(test, &bg5, MIB(64));
@@ -1713,6 +1772,36 @@ static void sleep_with_failed_disable(struct kunit *test)
 	nvme_hmb_mock_reset(t->mock);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_reason(t->ctrl), NVME_HMB_R_GRANTED);
+	nvme_hmb_mock_view(t->mock, &v);
+	KUNIT_EXPECT_EQ(test, v.mr_returns, 0);
+	expect_agree(test);
+}
+
+/*
+ * Hibernation while the controller is being reset: the disable cannot be
+ * sent (-EAGAIN), so the memory stays, enabled as far as the engine
+ * knows.  The reset's report, arriving while asleep, finds it disabled;
+ * the wake-up after restore enables the same memory, never with MR=1.
+ */
+static void hibernate_while_resetting(struct kunit *test)
+{
+	struct nvme_hmb_mock_view v;
+	struct ctrl_test *t;
+
+	t = enabled_mock(test, &bg5, MIB(64));
+	nvme_hmb_mock_fail_set(t->mock, 0, -EAGAIN);
+	nvme_hmb_sleep(t->ctrl, true);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
+	KUNIT_EXPECT_EQ(test, t->ctrl->buf.size, MIB(64));
+	nvme_hmb_mock_reset(t->mock);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_SUSPENDED);
+	nvme_hmb_mock_view(t->mock, &v);
+	KUNIT_EXPECT_FALSE(test, v.ehm);
+	nvme_hmb_wake(t->ctrl, true);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(64));
+	nvme_hmb_mock_view(t->mock, &v);
+	KUNIT_EXPECT_EQ(test, v.mr_returns, 0);
 	expect_agree(test);
 }
 
@@ -1721,11 +1810,13 @@ static struct kunit_case nvme_hmb_pressure_cases[] = {
 	KUNIT_CASE(reclaim_stops_at_hmmin),
 	KUNIT_CASE(reclaim_floor_and_opt_out),
 	KUNIT_CASE(regrow_after_quiet),
+	KUNIT_CASE(regrow_after_resize_back),
 	KUNIT_CASE(suspend_keeps_and_returns),
 	KUNIT_CASE(hibernation_frees_and_rebuilds),
 	KUNIT_CASE(hibernation_setup_retried),
 	KUNIT_CASE(attach_while_asleep),
 	KUNIT_CASE(sleep_with_failed_disable),
+	KUNIT_CASE(hibernate_while_resetting),
 	{}
 };
 
