@@ -11,6 +11,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/err.h>
 #include <linux/kernel.h>
 #include <linux/kobject.h>
 #include <linux/slab.h>
@@ -114,8 +115,9 @@ static ssize_t reason_show(struct kobject *kobj, struct kobj_attribute *attr,
 	if (reason == NVME_HMB_R_SET_FAILED ||
 	    reason == NVME_HMB_R_DISABLE_FAILED) {
 		if (status < 0)
-			return sysfs_emit(buf, "%s: error %d\n",
-					  nvme_hmb_reason_str(reason), status);
+			return sysfs_emit(buf, "%s: %pe\n",
+					  nvme_hmb_reason_str(reason),
+					  ERR_PTR(status));
 		return sysfs_emit(buf, "%s: %s (status 0x%x)\n",
 				  nvme_hmb_reason_str(reason),
 				  nvme_hmb_status_str(status), status);
