@@ -15,7 +15,8 @@
 #                       $(DESTDIR)/usr/src/nvme-hmb-<version> (dkms.conf)
 #   make check          checkpatch --strict, sparse (C=2) and a W=1 build
 #                       against the stock (6.1) and the 6.12 headers and
-#                       the debug test kernel (KUnit)
+#                       the debug test kernel (KUnit), and a W=1 build for
+#                       arm64 against Debian's arm64 6.1 headers
 #   make test           the test suite: KUnit and selftests in QEMU
 #   make demo           boot a VM and show what the module does, then the
 #                       working-set sweep on the emulated drive
@@ -28,6 +29,8 @@
 #                       build against Debian 12's 6.12 headers into
 #                       build/stock-6.12
 #   make modules-debug  build against the debug test kernel into build/debug
+#   make modules-arm64  cross-build against Debian's arm64 headers of the
+#                       stock kernel into build/arm64
 
 # The kernel to build and install for: KVER names it (default: the running
 # kernel), KDIR is its build tree (default /lib/modules/$(KVER)/build).
@@ -87,7 +90,7 @@ SRC_FILES := Kbuild $(shell find driver kunit -name '*.[ch]' 2>/dev/null)
 
 .PHONY: all modules install modules_install install-tools install-config \
 	uninstall dkms-source clean check test coverage demo bench qemu \
-	modules-stock modules-stock-6.12 modules-debug deps
+	modules-stock modules-stock-6.12 modules-debug modules-arm64 deps
 
 all: modules
 
@@ -173,6 +176,9 @@ modules-stock-6.12: deps
 
 modules-debug: deps
 	scripts/build-modules debug
+
+modules-arm64: deps
+	scripts/build-modules arm64
 
 check: deps
 	scripts/check
