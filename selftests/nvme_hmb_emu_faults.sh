@@ -1,21 +1,21 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # nvme-hmb-vm: emu emu-iommu
-# nvme-hmb-kernel: debug
+# nvme-hmb-kernel: debug stock stock-6.12
 #
 # The fault matrix on the real path: nvme_hmb_pci on the emulated
 # DRAM-less drive, made to misbehave on command (qemu/README.md, "Faults
 # armed by the guest": vendor admin command C4h).  Every operation of the
-# engine (setup, grow, shrink, reclaim, reset, suspend, hibernation,
-# detach) runs once with each fault aimed at the first command it sends
-# (not the regrow work: it runs when memory has been quiet long enough,
-# and the drive's faults hit the next command, not a chosen one, so a
-# fault armed for it is taken by whatever comes first; its commands are
-# a grow's):
+# engine (setup, grow, shrink, reclaim, regrow, reset, suspend,
+# hibernation, detach) runs once with each fault aimed at the first
+# command it sends (the regrow's: armed between the reclaim and the end
+# of the quiet period, when nothing else sends a command):
 #
 #   Set Features 0Dh  refused (Invalid Field, DNR, not carried out);
 #                     carried out, then Internal Error; completed 1 s
-#                     late
+#                     late; lost (neither carried out nor completed, nor
+#                     any admin command after it, until nvme-core's admin
+#                     timeout resets the controller)
 #   Get Features 0Dh  fails (Invalid Field); lies about HSIZE, the list
 #                     address or the entry count; answers 1 s late
 #
@@ -71,13 +71,12 @@ fi
 # under the drive, and the engine frees after Set Features; the Get
 # Features answers steer the same decisions in both VMs, and each VM of
 # the debug kernel costs about 10 s a case.
-# Not a lost Set Features (the drive's mode 3): nvme-core's admin timeout
-# on Debian's 6.1 makes lockdep report nvme-pci's own timeout_work /
-# shutdown_lock / namespaces_rwsem chain and turn itself off for the rest
-# of the VM, and one during hibernation's image preallocation left
-# nvme-pci's reset without memory and the drive removed.
+# A lost Set Features (the drive's mode 3) is a skip on a kernel with
+# lockdep: nvme-core's admin timeout on Debian's 6.1 makes lockdep report
+# nvme-pci's own timeout_work / shutdown_lock / namespaces_rwsem chain
+# and turn itself off for the rest of the VM.  The stock kernels run it.
 SF_FAULTS="sf-refused:1:0x4002:0:0 sf-executed-error:1:0x6:1:0
-	sf-late:1:0:2:1000"
+	sf-late:1:0:2:1000 sf-lost:1:0:3:0"
 GF_FAULTS="gf-fails:2:0x4002:0:0 gf-lies-hsize:2:0:1:0
 	gf-lies-address:2:0:2:0 gf-lies-count:2:0:3:0 gf-late:2:0:4:1000"
 BDF=$(basename "$(readlink -f /sys/class/nvme/$CTRL/device)")
@@ -87,21 +86,30 @@ if [ -e /sys/bus/pci/devices/$BDF/iommu_group ]; then
 else
 	FAULTS="$SF_FAULTS $GF_FAULTS"
 fi
-OPS="setup grow shrink reclaim reset suspend hibernate detach"
-# skipped OP FAULT: a pair the matrix leaves out.  A detach whose disable
-# fails leaves the buffer with the drive for good (the engine leaks it, as
-# it must); nvme-pci's later unbind makes DMA-API debug report the
-# allocation still pending on the device, a finding for the whole VM.
-skipped() {
+OPS="setup grow shrink reclaim regrow reset suspend hibernate detach"
+# why_skip OP FAULT: why a pair is a skip on this kernel (none: fails).
+# - A lost Set Features: see above.
+# - A detach whose disable fails leaves the buffer with the drive for good
+#   (the engine leaks it, as it must); under DMA-API debug, nvme-pci's
+#   later unbind reports the allocation still pending on the device, a
+#   finding for the whole VM.
+why_skip() {
+	if [ "$2" = sf-lost ] && [ -e /proc/lockdep ]; then
+		echo "lockdep: nvme-core's admin timeout on this kernel is a lockdep report of nvme-pci's own"
+		return 0
+	fi
 	case "$1 $2" in
-	"detach sf-refused"|"detach sf-executed-error") return 0 ;;
+	"detach sf-refused"|"detach sf-executed-error")
+		[ -d /sys/kernel/debug/dma-api ] || return 1
+		echo "DMA-API debug: the buffer a refused detach leaks is reported pending at nvme-pci's unbind"
+		return 0 ;;
 	esac
 	return 1
 }
 NR=0
 for op in $OPS; do
 	for f in $FAULTS; do
-		skipped "$op" "${f%%:*}" || NR=$((NR + 1))
+		NR=$((NR + 1))
 	done
 done
 echo "1..$((5 + NR + 9))"
@@ -137,6 +145,25 @@ pre_shrink() { :; }
 op_shrink() { echo 24 > "$D/limit_mib"; }
 pre_reclaim() { put 1 "$D/reclaim"; }
 op_reclaim() { echo 2 > /proc/sys/vm/drop_caches; sleep 2; }
+# The regrow comes regrow_quiet_sec (8 here) after the reclaim, on its
+# own.  Memory given back, the drive's fault is armed before the quiet
+# period ends: nothing but the regrow sends a command meanwhile.  Each
+# case starts from a fresh attach: no back-off left by the one before.
+QUIET=/sys/module/nvme_hmb/parameters/regrow_quiet_sec
+pre_regrow() {
+	rmmod nvme_hmb_pci && modprobe nvme_hmb_pci || return 1
+	wait_for 20 size_is 65536 || return 1
+	put 8 $QUIET && put 1 "$D/reclaim" || return 1
+	echo 2 > /proc/sys/vm/drop_caches
+	wait_for 5 sh -c "[ \$(cat $D/size_kib) -lt 65536 ]" || return 1
+	put 0 "$D/reclaim"
+}
+regrow_seen() { [ "$(injected)" -gt "$_inj" ] || size_is 65536; }
+op_regrow() {
+	wait_for 30 regrow_seen
+	sleep 1
+	put 2 $QUIET
+}
 pre_reset() { :; }
 op_reset() { nvme reset "/dev/$CTRL"; wait_for 20 live; sleep 1; }
 pm_cycle() { # pm_cycle STATE: the engine's sleep and wake, pm_test freezer
@@ -225,15 +252,21 @@ one_case() {
 
 for op in $OPS; do
 	for f in $FAULTS; do
-		! skipped "$op" "${f%%:*}" || continue
 		_ifs=$IFS
 		IFS=:
 		# shellcheck disable=SC2086 # split NAME:ACTION:STATUS:MODE:MS
 		set -- $f
 		IFS=$_ifs
+		_why=$(why_skip "$op" "$1") &&
+			{ skip "$op with $1: no violation, back and agreeing" "$_why"; continue; }
 		dmesg_mark
+		# A lost command times out on purpose: the judge's bracket.
+		[ "$1" != sf-lost ] ||
+			echo "nvme-hmb-selftest: admin timeouts expected" > /dev/kmsg
 		check "$op with $1: no violation, back and agreeing" \
 			one_case "$op" "$@"
+		[ "$1" != sf-lost ] ||
+			echo "nvme-hmb-selftest: admin timeouts end" > /dev/kmsg
 	done
 	timeline "after $op"
 done
