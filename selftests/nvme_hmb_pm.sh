@@ -40,16 +40,17 @@ for s in freeze mem disk; do
 	*" $s "*) plan=$((plan + $(pm_levels $s | wc -w))) ;;
 	esac
 done
-# the real S3 test is in the plan also where it skips
-ksft_begin $((plan + 3))
+# the real S3 test is in the plan also where it skips; and 2 setup writes
+ksft_begin $((plan + 5))
 
 C=mock0
 modprobe nvme_hmb default_limit_mib=128
 modprobe nvme_hmb_mock nr_ctrls=1 hmpre=16384 hmmin=3584 hmminds=1 \
 	hmmaxd=1024
 check "BG5-like mock at 64 MiB" eq "$(val $SYS/$C/size_kib)" 65536
-echo 0 > $SYS/$C/reclaim	# keep sizes steady: this test is about sleep
-echo 1 > /sys/module/suspend/parameters/pm_test_delay 2>/dev/null
+# keep sizes steady: this test is about sleep
+check "setup: reclaim 0" put 0 $SYS/$C/reclaim
+check "setup: pm_test_delay 1" put 1 /sys/module/suspend/parameters/pm_test_delay
 
 # "During" a sleep is what the mock sampled when it began, after the
 # engine's notifier and before tasks froze (mock.c, "System sleep").

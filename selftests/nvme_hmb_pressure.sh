@@ -11,7 +11,7 @@
 
 . "$(dirname "$0")/ksft_lib"
 
-ksft_begin 18
+ksft_begin 21
 
 C=mock0
 QUIET=8
@@ -57,12 +57,12 @@ timeline "regrown"
 check "the mock agrees after regrow" agree $C
 
 # Opt-out and floor.
-echo 0 > $SYS/$C/reclaim
+check "reclaim 0" put 0 $SYS/$C/reclaim
 echo 2 > /proc/sys/vm/drop_caches
 sleep 2
 check "reclaim 0: drop_caches leaves it alone" at 65536
-echo 1 > $SYS/$C/reclaim
-echo 40 > $SYS/$C/reclaim_floor_mib
+check "reclaim 1, reclaim_floor_mib 40" \
+	sh -c "echo 1 > $SYS/$C/reclaim && echo 40 > $SYS/$C/reclaim_floor_mib"
 rc0=$(stat_of $C reclaims)
 echo 2 > /proc/sys/vm/drop_caches
 # The floor must hold against a reclaim that did happen: one that did
@@ -76,7 +76,7 @@ check "reclaim_floor_mib 40: counted as a reclaim" \
 	test "$(stat_of $C reclaims)" -gt "$rc0"
 check "reclaim_floor_mib 40: never below 40 MiB ($floor_size KiB)" \
 	test "$floor_size" -ge 40960
-echo 0 > $SYS/$C/reclaim_floor_mib
+check "reclaim_floor_mib 0" put 0 $SYS/$C/reclaim_floor_mib
 check "regrows to 64 MiB after the floor test" wait_for 60 at 65536
 timeline "floor test done"
 

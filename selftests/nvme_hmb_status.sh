@@ -126,8 +126,12 @@ json_flat() {
 }
 
 # status_json [ARGS]: `nvme-hmb status --json ARGS` into $J, exit 0,
-# nothing on stderr, valid JSON, flattened into $FL
+# nothing on stderr, valid JSON, flattened into $FL; $J and $FL are
+# removed first, so that a failed run leaves no older answer to read.
+# fresh_json CHECK...: status_json, then CHECK on its answer
+fresh_json() { status_json && "$@"; }
 status_json() {
+	rm -f "$J" "$FL"
 	"$TOOL" status --json $CLI "$@" >"$J" 2>"$T/err" || {
 		echo "# nvme-hmb status --json $*: exit $?: $(cat "$T/err")"
 		return 1
@@ -260,23 +264,22 @@ emu_mode() {
 
 	check "load nvme_hmb and nvme_hmb_pci beside nvme-pci's HMB" \
 		sh -c "modprobe nvme_hmb default_limit_mib=128 && modprobe nvme_hmb_pci && [ -d $D ]"
-	status_json
 	check "the engine says nvme-pci runs it: owner nvme-pci, JSON = sysfs" \
-		json_agrees "$CTRL" nvme-pci
+		fresh_json json_agrees "$CTRL" nvme-pci
 	check "the engine's reason is the foreign one" eq "$(jget "$CTRL" reason)" \
 		"s:another driver (nvme-pci) runs the HMB"
 	check "text agrees with sysfs" text_agrees "$CTRL" nvme-pci
 
 	check "rmmod nvme_hmb_pci nvme_hmb; reload nvme max_host_mem_size_mb=0" \
 		unload_reload max_host_mem_size_mb=0
-	status_json
 	nobody() {
 		eq "$(jget "$CTRL" owner)" s:nobody &&
 		eq "$(jget "$CTRL" state)" s:off &&
 		eq "$(jget "$CTRL" size_kib)" n:0 &&
 		eq "$(jget "$CTRL" get_features.ehm)" n:0
 	}
-	check "nobody owns it (nvme-pci at 0, nvme-hmb not loaded)" nobody
+	check "nobody owns it (nvme-pci at 0, nvme-hmb not loaded)" \
+		fresh_json nobody
 	check "next: modprobe nvme_hmb_pci" \
 		next_is "$CTRL" "nvme_hmb_pci is not loaded: modprobe nvme_hmb_pci"
 
@@ -284,9 +287,8 @@ emu_mode() {
 		sh -c "modprobe nvme_hmb default_limit_mib=128 && modprobe nvme_hmb_pci && [ -d $D ]"
 	wait_for 10 sh -c "[ \$(cat $D/size_kib) = 65536 ]"
 	"$TOOL" status "$CTRL" 2>&1 | sed 's/^/# /'
-	status_json
 	check "nvme-hmb owns it: JSON = sysfs (64 MiB, granted)" \
-		json_agrees "$CTRL" nvme-hmb
+		fresh_json json_agrees "$CTRL" nvme-hmb
 	gf_ok() {
 		eq "$(jget "$CTRL" get_features.hsize_kib)" "n:$(val "$D/size_kib")" &&
 		eq "$(jget "$CTRL" get_features.hmdlec)" "n:$(val "$D/nr_descs")"
@@ -300,14 +302,12 @@ emu_mode() {
 	check "text agrees with sysfs, and says Get Features agrees" text_gf_ok
 
 	check "limit_mib 8, below HMMIN (14 MiB): off" sh -c "echo 8 > $HMBP"
-	status_json
 	check "off below HMMIN: JSON = sysfs, owner nobody" \
-		json_agrees "$CTRL" nobody
+		fresh_json json_agrees "$CTRL" nobody
 	check "next: raise limit_mib" next_is "$CTRL" \
 		"limit_mib 8 is below HMMIN 14 MiB: echo 64 > $HMBP"
-	echo 32 > "$HMBP"
-	status_json
-	check "limit_mib 32: limited, JSON = sysfs" json_agrees "$CTRL" nvme-hmb
+	limited_ok() { put 32 "$HMBP" && fresh_json json_agrees "$CTRL" nvme-hmb; }
+	check "limit_mib 32: limited, JSON = sysfs" limited_ok
 	check "next: all of HMPRE" next_is "$CTRL" \
 		"limit_mib 32 gives 32 of the 64 MiB the drive prefers (HMPRE): echo 64 > $HMBP"
 	check "text agrees with sysfs (limited)" text_agrees "$CTRL" nvme-hmb
@@ -375,18 +375,19 @@ check "no such controller: exit 1" refused 1 "$TOOL" status nosuch0
 check "unknown option: exit 2" refused 2 "$TOOL" status --frob
 check "help status" sh -c "'$TOOL' help status | grep -q -- --json"
 
-echo 0 > $SYS/mock0/limit_mib
-status_json
-check "mock0 turned off: JSON = sysfs, owner nobody" \
-	json_agrees mock0 nobody
+off_ok() { put 0 $SYS/mock0/limit_mib && fresh_json json_agrees mock0 nobody; }
+check "mock0 turned off: JSON = sysfs, owner nobody" off_ok
 check "mock0: next turns it on" next_is mock0 \
 	"turned off with limit_mib 0: echo 64 > $SYS/mock0/limit_mib"
 
 if in_test_vm && [ -e "/sys/class/nvme/$CTRL" ]; then
 	# QEMU's own NVMe: Identify through nvme-cli, HMPRE 0
-	status_json
-	check "$CTRL (QEMU's NVMe, not managed): HMPRE 0 through nvme-cli" \
+	qemu_ok() {
+		status_json &&
 		eq "$(jget "$CTRL" hmpre_kib) $(jget "$CTRL" owner)" "n:0 s:nobody"
+	}
+	check "$CTRL (QEMU's NVMe, not managed): HMPRE 0 through nvme-cli" \
+		qemu_ok
 	check "$CTRL: the reason says it asks for none" eq "$(jget "$CTRL" reason)" \
 		"s:controller does not ask for HMB (HMPRE 0)"
 else
@@ -429,9 +430,11 @@ none_ok() {
 check "no controllers at all: []" none_ok
 
 check "rmmod nvme_hmb_mock" rmmod nvme_hmb_mock
-status_json
-check "the mocks are gone from the JSON" \
+gone_ok() {
+	status_json &&
 	eq "$(awk -F'\t' '$2 == "name" && $3 ~ /^s:mock/' "$FL")" ""
+}
+check "the mocks are gone from the JSON" gone_ok
 
 rm -rf "$T"
 ksft_end

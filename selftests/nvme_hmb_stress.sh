@@ -51,7 +51,7 @@
 
 . "$(dirname "$0")/ksft_lib"
 
-ksft_begin 10
+ksft_begin 11
 
 SECS=${NVME_HMB_STRESS_SECS:-30}
 modprobe nvme_hmb default_limit_mib=64 regrow_quiet_sec=1
@@ -106,7 +106,7 @@ sleeper() {
 	echo none > /sys/power/pm_test
 	return $_rc
 }
-echo 0 > /sys/module/suspend/parameters/pm_test_delay 2>/dev/null
+check "setup: pm_test_delay 0" put 0 /sys/module/suspend/parameters/pm_test_delay
 case "$(uname -r)" in
 6.1.*) sleeps=${NVME_HMB_STRESS_SLEEP:-0} ;;
 *) sleeps=${NVME_HMB_STRESS_SLEEP:-1} ;;

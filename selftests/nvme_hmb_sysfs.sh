@@ -134,9 +134,10 @@ check "rejects a number followed by NUL and garbage" \
 check "reclaim rejects 0 followed by NUL" hostile_raw "reclaim 0 NUL" \
 	'0\000' reclaim
 check "read-only files refuse writes" \
-	sh -c "! echo 1 > $SYS/mock0/size_kib 2>/dev/null"
+	write_refused 1 $SYS/mock0/size_kib "Permission denied"
 check "module parameter rejects garbage" \
-	sh -c "! echo 12abc > /sys/module/nvme_hmb/parameters/default_limit_mib 2>/dev/null"
+	write_refused 12abc /sys/module/nvme_hmb/parameters/default_limit_mib \
+	"Invalid argument"
 check "no violations after hostile input" eq "$(val $DBG/mock0/violations)" 0
 
 # Races: resizes from four writers at once, with the engine's own reclaim
