@@ -211,6 +211,92 @@ static void grow_rebuilds_when_hmmaxd_binds(struct kunit *test)
 	expect_agree(test);
 }
 
+/* Fails every allocation: no memory to be had. */
+static bool fail_all_seam(void *priv, unsigned int nth, u64 size)
+{
+	return true;
+}
+
+/*
+ * A grow that gets no buffer at all: the controller keeps the list it
+ * holds, untouched.  Nothing is sent or disabled, the size stays, and the
+ * buffer can still be returned (MR=1) after a reset.
+ */
+static void grow_gets_nothing(struct kunit *test)
+{
+	struct nvme_hmb_alloc_hook hook = { .fail = fail_all_seam };
+	struct nvme_hmb_mock_view before, after;
+	struct ctrl_test *t;
+	dma_addr_t list;
+
+	t = enabled_mock(test, &bg5, MIB(16));
+	list = t->ctrl->buf.descs_dma;
+	nvme_hmb_set_alloc_hook(t->ctrl, &hook);
+	nvme_hmb_mock_view(t->mock, &before);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
+	nvme_hmb_mock_view(t->mock, &after);
+	KUNIT_EXPECT_EQ(test, after.set_cmds, before.set_cmds);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(16));
+	KUNIT_EXPECT_EQ(test, t->ctrl->buf.descs_dma, list);
+	KUNIT_EXPECT_GT(test, t->ctrl->stats.alloc_failures, 0);
+	KUNIT_EXPECT_EQ(test, t->ctrl->stats.resizes, 0);
+	KUNIT_EXPECT_TRUE(test, t->ctrl->mr_valid);
+	expect_agree(test);
+	nvme_hmb_mock_reset(t->mock);
+	nvme_hmb_mock_view(t->mock, &after);
+	KUNIT_EXPECT_EQ(test, after.mr_returns, 1);
+	KUNIT_EXPECT_EQ(test, after.rejected, 0);
+	expect_agree(test);
+	/* Memory is back: the next resize grows. */
+	nvme_hmb_set_alloc_hook(t->ctrl, NULL);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(64));
+	expect_agree(test);
+}
+
+/*
+ * A grow whose buffers are small (nothing above 64 KiB): the list the
+ * controller holds is full at 256 entries and is enlarged before any
+ * buffer is added; then no buffer comes.  The enlarged list, never
+ * written, goes, and the list the controller holds is the buffer's again:
+ * nothing is sent, and a return (MR=1) after a reset gives the controller
+ * exactly the list it had.
+ */
+static void grow_enlarged_list_gets_nothing(struct kunit *test)
+{
+	struct ctrl_test *t = seamed_mock(test, &bg5, SZ_64K);
+	struct nvme_hmb_mock_view before, after;
+	dma_addr_t list;
+
+	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(16)), 0);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_nr_descs(t->ctrl), 256);
+	KUNIT_ASSERT_EQ(test, t->ctrl->buf.max_chunks, 256);
+	list = t->ctrl->buf.descs_dma;
+	t->fail_above = 0;		/* the new list, then no buffer */
+	nvme_hmb_mock_view(t->mock, &before);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
+	nvme_hmb_mock_view(t->mock, &after);
+	KUNIT_EXPECT_EQ(test, after.set_cmds, before.set_cmds);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(16));
+	KUNIT_EXPECT_EQ(test, t->ctrl->buf.descs_dma, list);
+	KUNIT_EXPECT_EQ(test, t->ctrl->buf.max_chunks, 256);
+	KUNIT_EXPECT_NULL(test, t->ctrl->buf.stale_descs);
+	expect_agree(test);
+	nvme_hmb_mock_reset(t->mock);
+	nvme_hmb_mock_view(t->mock, &after);
+	KUNIT_EXPECT_EQ(test, after.mr_returns, 1);
+	KUNIT_EXPECT_EQ(test, after.rejected, 0);
+	expect_agree(test);
+	/* Buffers again: the list is enlarged and the grow goes through. */
+	t->fail_above = SZ_64K;
+	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(64));
+	KUNIT_EXPECT_EQ(test, nvme_hmb_nr_descs(t->ctrl), 1024);
+	expect_agree(test);
+}
+
 static const struct nvme_hmb_id hmmaxd2 = { 4096, 1280, 0, 2 };
 
 /*
@@ -831,6 +917,117 @@ static void reset_report_unsure_disables_first(struct kunit *test)
 	expect_agree(test);
 }
 
+/*
+ * A reset report that finds the controller resetting again (Get Features
+ * answers -EAGAIN): nothing is sent and nothing changes; the report of
+ * that reset, which follows, returns the buffer.
+ */
+static void reset_report_while_resetting(struct kunit *test)
+{
+	struct nvme_hmb_mock_view before, after;
+	struct ctrl_test *t;
+
+	t = enabled_mock(test, &bg5, MIB(64));
+	nvme_hmb_mock_silent_reset(t->mock);
+	nvme_hmb_mock_view(t->mock, &before);
+	nvme_hmb_mock_fail_get(t->mock, -EAGAIN);
+	nvme_hmb_report_reset(t->ctrl);
+	nvme_hmb_mock_view(t->mock, &after);
+	KUNIT_EXPECT_EQ(test, after.get_cmds, before.get_cmds + 1);
+	KUNIT_EXPECT_EQ(test, after.set_cmds, before.set_cmds);
+	KUNIT_EXPECT_FALSE(test, after.ehm);
+	KUNIT_EXPECT_EQ(test, t->ctrl->stats.cmd_failures, 0);
+	KUNIT_EXPECT_EQ(test, t->ctrl->buf.size, MIB(64));
+	nvme_hmb_report_reset(t->ctrl);
+	nvme_hmb_mock_view(t->mock, &after);
+	KUNIT_EXPECT_EQ(test, after.set_cmds, before.set_cmds + 1);
+	KUNIT_EXPECT_EQ(test, after.mr_returns, 1);
+	KUNIT_EXPECT_EQ(test, t->ctrl->stats.resets, 2);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
+	expect_agree(test);
+}
+
+/*
+ * A late reset report (the controller still holds the buffer) whose Get
+ * Features misreports HSIZE: a list nobody knows.  EHM=0 goes first, and
+ * only once it completed is the buffer returned.  When that disable fails
+ * the memory stays with the controller (failed): nothing is freed or
+ * enabled until a real reset.
+ */
+static void reset_report_finds_unknown(struct kunit *test)
+{
+	struct nvme_hmb_mock_view before, after;
+	struct ctrl_test *t;
+	s64 allocs;
+
+	t = enabled_mock(test, &bg5, MIB(64));
+	allocs = atomic64_read(&nvme_hmb_dma_allocs);
+	nvme_hmb_mock_misbehave(t->mock, 0, 1, false);
+	nvme_hmb_mock_view(t->mock, &before);
+	nvme_hmb_report_reset(t->ctrl);
+	nvme_hmb_mock_view(t->mock, &after);
+	KUNIT_EXPECT_EQ(test, after.lies, 1);
+	KUNIT_EXPECT_EQ(test, after.set_cmds, before.set_cmds + 2);
+	KUNIT_EXPECT_EQ(test, after.rejected, 0);
+	KUNIT_EXPECT_EQ(test, after.mr_returns, 1);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
+	expect_agree(test);
+
+	nvme_hmb_mock_misbehave(t->mock, 0, 1, false);
+	nvme_hmb_mock_fail_set(t->mock, 0, INVALID_FIELD);
+	nvme_hmb_mock_view(t->mock, &before);
+	nvme_hmb_report_reset(t->ctrl);
+	nvme_hmb_mock_check(t->mock);
+	nvme_hmb_mock_view(t->mock, &after);
+	KUNIT_EXPECT_EQ(test, after.lies, 2);
+	KUNIT_EXPECT_EQ(test, after.set_cmds, before.set_cmds + 1);
+	KUNIT_EXPECT_TRUE(test, after.ehm);
+	KUNIT_EXPECT_EQ(test, (u64)after.hsize << 12, MIB(64));
+	KUNIT_EXPECT_EQ(test, after.mr_returns, before.mr_returns);
+	KUNIT_EXPECT_EQ(test, after.violations, 0);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_FAILED);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_reason(t->ctrl),
+			NVME_HMB_R_DISABLE_FAILED);
+	KUNIT_EXPECT_EQ(test, t->ctrl->buf.size, MIB(64));
+	KUNIT_EXPECT_EQ(test, atomic64_read(&nvme_hmb_dma_allocs), allocs);
+	/* A real reset ends it: the same buffer comes back. */
+	nvme_hmb_mock_reset(t->mock);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(64));
+	expect_agree(test);
+}
+
+/*
+ * A reset reported while the system sleeps, the memory still held after
+ * the suspend's disable failed: the reset took the buffer away, and
+ * nothing is enabled before the wake-up, which returns it (MR=1).
+ */
+static void reset_report_while_asleep(struct kunit *test)
+{
+	struct nvme_hmb_mock_view before, after;
+	struct ctrl_test *t;
+
+	t = enabled_mock(test, &bg5, MIB(64));
+	nvme_hmb_mock_fail_set(t->mock, 0, INVALID_FIELD);
+	nvme_hmb_sleep(t->ctrl, false);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_FAILED);
+	nvme_hmb_mock_view(t->mock, &before);
+	nvme_hmb_mock_reset(t->mock);
+	nvme_hmb_mock_view(t->mock, &after);
+	KUNIT_EXPECT_EQ(test, after.set_cmds, before.set_cmds);
+	KUNIT_EXPECT_FALSE(test, after.ehm);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_SUSPENDED);
+	KUNIT_EXPECT_EQ(test, t->ctrl->buf.size, MIB(64));
+	KUNIT_EXPECT_FALSE(test, t->ctrl->sent.ehm);
+	nvme_hmb_wake(t->ctrl, false);
+	nvme_hmb_mock_view(t->mock, &after);
+	KUNIT_EXPECT_EQ(test, after.set_cmds, before.set_cmds + 1);
+	KUNIT_EXPECT_EQ(test, after.mr_returns, 1);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(64));
+	expect_agree(test);
+}
+
 /* A controller shared with another driver (nvme_hmb_pci's case). */
 static struct ctrl_test *shared_mock(struct kunit *test,
 				     const struct nvme_hmb_id *id)
@@ -986,6 +1183,146 @@ static void shared_resize_never_disables_other(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic64_read(&nvme_hmb_dma_allocs),
 			t->dma_allocs);
 	expect_other_holds(test);
+}
+
+/* other_took_over(), and its reset reported: the engine stepped back. */
+static struct ctrl_test *stepped_back(struct kunit *test)
+{
+	struct ctrl_test *t = other_took_over(test);
+
+	nvme_hmb_report_reset(t->ctrl);
+	KUNIT_ASSERT_TRUE(test, t->ctrl->foreign);
+	expect_other_holds(test);
+	return t;
+}
+
+/*
+ * Stepped back (stepped_back()), a reset report whose Get Features fails:
+ * what the controller holds is unknown, so the engine stays back, and
+ * allocates and sends nothing.  The report of a reset in which the other
+ * driver let go sets the HMB up.
+ */
+static void shared_stepped_back_report_unread(struct kunit *test)
+{
+	unsigned int allocs = 0;
+	struct nvme_hmb_alloc_hook hook = {
+		.fail = count_allocs_seam, .priv = &allocs,
+	};
+	struct nvme_hmb_mock_view before, after;
+	struct ctrl_test *t = stepped_back(test);
+
+	nvme_hmb_set_alloc_hook(t->ctrl, &hook);
+	nvme_hmb_mock_view(t->mock, &before);
+	nvme_hmb_mock_fail_get(t->mock, INVALID_FIELD);
+	nvme_hmb_report_reset(t->ctrl);
+	nvme_hmb_mock_view(t->mock, &after);
+	KUNIT_EXPECT_EQ(test, after.set_cmds, before.set_cmds);
+	KUNIT_EXPECT_EQ(test, allocs, 0);
+	KUNIT_EXPECT_TRUE(test, t->ctrl->foreign);
+	expect_other_holds(test);
+
+	nvme_hmb_mock_silent_reset(t->mock);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_mock_other(t->mock, false), 0);
+	nvme_hmb_report_reset(t->ctrl);
+	KUNIT_EXPECT_GT(test, allocs, 0);
+	KUNIT_EXPECT_FALSE(test, t->ctrl->foreign);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(64));
+	nvme_hmb_set_alloc_hook(t->ctrl, NULL);
+	expect_agree(test);
+}
+
+/*
+ * Stepped back, a reset report that finds a buffer that is neither
+ * nothing nor, provably, the other driver's (Get Features misreports its
+ * HSIZE): never taken for free.  The engine stays back, now for an
+ * unknown owner, and allocates and sends nothing; read again without the
+ * lie, it is the other driver's.
+ */
+static void shared_stepped_back_report_unknown(struct kunit *test)
+{
+	unsigned int allocs = 0;
+	struct nvme_hmb_alloc_hook hook = {
+		.fail = count_allocs_seam, .priv = &allocs,
+	};
+	struct nvme_hmb_mock_view before, after;
+	struct ctrl_test *t = stepped_back(test);
+
+	nvme_hmb_set_alloc_hook(t->ctrl, &hook);
+	nvme_hmb_mock_misbehave(t->mock, 0, 1, false);
+	nvme_hmb_mock_view(t->mock, &before);
+	nvme_hmb_report_reset(t->ctrl);
+	nvme_hmb_mock_view(t->mock, &after);
+	KUNIT_EXPECT_EQ(test, after.lies, before.lies + 1);
+	KUNIT_EXPECT_EQ(test, after.set_cmds, before.set_cmds);
+	KUNIT_EXPECT_EQ(test, allocs, 0);
+	KUNIT_EXPECT_TRUE(test, t->ctrl->foreign);
+	KUNIT_EXPECT_TRUE(test, nvme_hmb_mock_other_held(t->mock));
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_OFF);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_reason(t->ctrl),
+			NVME_HMB_R_UNKNOWN_OWNER);
+
+	nvme_hmb_report_reset(t->ctrl);
+	KUNIT_EXPECT_EQ(test, allocs, 0);
+	nvme_hmb_set_alloc_hook(t->ctrl, NULL);
+	expect_other_holds(test);
+}
+
+/*
+ * A reset reported during a suspend whose disable failed, the other
+ * driver's buffer set up in that reset: Get Features fails, so EHM=0 goes
+ * first, and its guard finds the other driver's buffer.  The engine's
+ * memory is the host's again but stays held, disabled, for the wake-up,
+ * which finds the controller resetting and defers the enable.  That
+ * reset's report finds that the other driver let go: the buffer held is
+ * enabled, fresh (the controller had another since), and nothing is set
+ * up or allocated anew.
+ */
+static void shared_reset_in_suspend_finds_other(struct kunit *test)
+{
+	struct nvme_hmb_mock_view before, after;
+	struct ctrl_test *t = shared_mock(test, &bg5);
+	s64 allocs;
+
+	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
+	nvme_hmb_mock_fail_set(t->mock, 0, INVALID_FIELD);
+	nvme_hmb_sleep(t->ctrl, false);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_FAILED);
+	allocs = atomic64_read(&nvme_hmb_dma_allocs);
+
+	nvme_hmb_mock_silent_reset(t->mock);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_mock_other(t->mock, true), 0);
+	nvme_hmb_mock_fail_get(t->mock, INVALID_FIELD);
+	nvme_hmb_mock_view(t->mock, &before);
+	nvme_hmb_report_reset(t->ctrl);
+	nvme_hmb_mock_view(t->mock, &after);
+	KUNIT_EXPECT_EQ(test, after.set_cmds, before.set_cmds);
+	KUNIT_EXPECT_TRUE(test, nvme_hmb_mock_other_held(t->mock));
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_SUSPENDED);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_reason(t->ctrl), NVME_HMB_R_FOREIGN);
+	KUNIT_EXPECT_TRUE(test, t->ctrl->foreign);
+	KUNIT_EXPECT_EQ(test, t->ctrl->buf.size, MIB(64));
+	KUNIT_EXPECT_EQ(test, atomic64_read(&nvme_hmb_dma_allocs), allocs);
+
+	/* The wake-up finds the controller resetting: the enable waits. */
+	nvme_hmb_mock_fail_get(t->mock, -EAGAIN);
+	nvme_hmb_wake(t->ctrl, false);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_SUSPENDED);
+	KUNIT_EXPECT_TRUE(test, t->ctrl->enable_deferred);
+	KUNIT_EXPECT_TRUE(test, t->ctrl->foreign);
+
+	/* In that reset the other driver let go. */
+	nvme_hmb_mock_silent_reset(t->mock);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_mock_other(t->mock, false), 0);
+	nvme_hmb_report_reset(t->ctrl);
+	nvme_hmb_mock_view(t->mock, &after);
+	KUNIT_EXPECT_EQ(test, after.set_cmds, before.set_cmds + 1);
+	KUNIT_EXPECT_EQ(test, after.mr_returns, 0);
+	KUNIT_EXPECT_EQ(test, after.rejected, before.rejected);
+	KUNIT_EXPECT_FALSE(test, t->ctrl->foreign);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(64));
+	KUNIT_EXPECT_EQ(test, atomic64_read(&nvme_hmb_dma_allocs), allocs);
+	expect_agree(test);
 }
 
 /*
@@ -1214,6 +1551,55 @@ static void shared_return_of_grown_disables_first(struct kunit *test)
 	nvme_hmb_set_alloc_hook(t->ctrl, NULL);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(64));
+	expect_agree(test);
+}
+
+static void reclaim(struct nvme_hmb_ctrl *ctrl, u64 want, bool severe)
+{
+	mutex_lock(&ctrl->lock);
+	nvme_hmb_reclaim_locked(ctrl, want, severe);
+	mutex_unlock(&ctrl->lock);
+}
+
+/*
+ * Severe pressure takes the HMB below HMMIN, so off.  When the disable of
+ * that teardown fails, the controller keeps the memory (failed) and
+ * nothing counts as reclaimed.  After the reset that ends it, the same
+ * pressure turns the HMB off.
+ */
+static void reclaim_to_off_disable_fails(struct kunit *test)
+{
+	struct nvme_hmb_mock_view v;
+	struct ctrl_test *t;
+	s64 allocs;
+
+	t = enabled_mock(test, &bg5, MIB(64));
+	allocs = atomic64_read(&nvme_hmb_dma_allocs);
+	nvme_hmb_mock_fail_set(t->mock, 0, INVALID_FIELD);
+	reclaim(t->ctrl, MIB(64), true);
+	nvme_hmb_mock_check(t->mock);
+	nvme_hmb_mock_view(t->mock, &v);
+	KUNIT_EXPECT_EQ(test, v.set_cmds, 2);	/* the enable, the disable */
+	KUNIT_EXPECT_TRUE(test, v.ehm);
+	KUNIT_EXPECT_EQ(test, (u64)v.hsize << 12, MIB(64));
+	KUNIT_EXPECT_EQ(test, v.violations, 0);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_FAILED);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_reason(t->ctrl),
+			NVME_HMB_R_DISABLE_FAILED);
+	KUNIT_EXPECT_EQ(test, t->ctrl->buf.size, MIB(64));
+	KUNIT_EXPECT_EQ(test, atomic64_read(&nvme_hmb_dma_allocs), allocs);
+	KUNIT_EXPECT_EQ(test, t->ctrl->stats.reclaims, 0);
+	KUNIT_EXPECT_FALSE(test, t->ctrl->shrunk);
+
+	nvme_hmb_mock_reset(t->mock);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
+	expect_agree(test);
+	reclaim(t->ctrl, MIB(64), true);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_OFF);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_reason(t->ctrl), NVME_HMB_R_RECLAIMED);
+	KUNIT_EXPECT_EQ(test, t->ctrl->stats.reclaims, 1);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&nvme_hmb_dma_allocs),
+			t->dma_allocs);
 	expect_agree(test);
 }
 
@@ -1472,6 +1858,8 @@ static struct kunit_case nvme_hmb_ctrl_cases[] = {
 	KUNIT_CASE(enable_p3plus_limited),
 	KUNIT_CASE(hmmaxd8_under_128),
 	KUNIT_CASE(grow_rebuilds_when_hmmaxd_binds),
+	KUNIT_CASE(grow_gets_nothing),
+	KUNIT_CASE(grow_enlarged_list_gets_nothing),
 	KUNIT_CASE(shrink_builds_before_switching),
 	KUNIT_CASE(min_is_pref_fragmented),
 	KUNIT_CASE(resize_both_ways),
@@ -1498,16 +1886,23 @@ static struct kunit_case nvme_hmb_ctrl_cases[] = {
 	KUNIT_CASE(gone_frees_without_commands),
 	KUNIT_CASE(late_report_after_failed_grow),
 	KUNIT_CASE(reset_report_unsure_disables_first),
+	KUNIT_CASE(reset_report_while_resetting),
+	KUNIT_CASE(reset_report_finds_unknown),
+	KUNIT_CASE(reset_report_while_asleep),
 	KUNIT_CASE(shared_attach_stays_back),
 	KUNIT_CASE(shared_attach_unknown_owner),
 	KUNIT_CASE(shared_reset_reports),
 	KUNIT_CASE(shared_resize_never_disables_other),
+	KUNIT_CASE(shared_stepped_back_report_unread),
+	KUNIT_CASE(shared_stepped_back_report_unknown),
+	KUNIT_CASE(shared_reset_in_suspend_finds_other),
 	KUNIT_CASE(shared_executed_error_disables),
 	KUNIT_CASE(shared_sleep_finds_other),
 	KUNIT_CASE(shared_wake_finds_unknown),
 	KUNIT_CASE(shared_return_finds_it_held),
 	KUNIT_CASE(shared_fresh_enable_disables_ours_first),
 	KUNIT_CASE(shared_return_of_grown_disables_first),
+	KUNIT_CASE(reclaim_to_off_disable_fails),
 	KUNIT_CASE_PARAM(mock_rejects, raw_gen_params),
 	KUNIT_CASE(mock_rejects_65536_entries),
 	KUNIT_CASE(mock_sees_list_change),
@@ -1527,13 +1922,6 @@ kunit_test_suite(nvme_hmb_ctrl_suite);
 /* ---------------------------------------------------------------------
  * Memory pressure and system sleep (suite nvme_hmb_reclaim)
  */
-
-static void reclaim(struct nvme_hmb_ctrl *ctrl, u64 want, bool severe)
-{
-	mutex_lock(&ctrl->lock);
-	nvme_hmb_reclaim_locked(ctrl, want, severe);
-	mutex_unlock(&ctrl->lock);
-}
 
 static void reclaim_from_tail(struct kunit *test)
 {
