@@ -170,7 +170,11 @@ check "resets noticed" wait_for 20 dmesg_has "HMB: controller reset noticed"
 # controller is resetting.  Whatever they answer, nothing may reach the
 # controller before nvme-pci identified it again (the drive's early_cmds).
 aimed=0
-for r in 1 2 3; do
+tries=0
+# Up to ten resets, until three were aimed at: on the debug kernel a
+# reset can be over before the loop below sees it.
+while [ $aimed -lt 3 ] && [ $tries -lt 10 ]; do
+	tries=$((tries + 1))
 	nvme reset /dev/$CTRL &
 	rpid=$!
 	_i=0
@@ -184,8 +188,8 @@ for r in 1 2 3; do
 	fi
 	wait $rpid
 done
-echo "# $aimed resizes written while the controller was resetting"
-check "resizes written while nvme-pci said resetting (at least 1 of 3)" \
+echo "# $aimed resizes written while the controller was resetting, in $tries resets"
+check "resizes written while nvme-pci said resetting (at least 1 in 10 resets)" \
 	sh -c "[ $aimed -gt 0 ]"
 check "none of them reached the controller mid-init (early_cmds 0)" \
 	eq "$(emu early_cmds)" 0
