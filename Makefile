@@ -100,9 +100,8 @@ modules:
 
 # Everything of Documentation/nvme-hmb-install.rst's "make install": the
 # modules built by `make` (not rebuilt here, so that `sudo make install`
-# leaves no root-owned objects), the tool, and the hand-over files, these
-# only with nvme_hmb_pci built: without it, max_host_mem_size_mb=0 would
-# leave the drive with no HMB at all.
+# leaves no root-owned objects), the tool, and the files that load
+# nvme_hmb_pci at boot, these only with nvme_hmb_pci built.
 install: modules_install install-tools
 	@# modules.order: what the last build made (a stale .ko may remain)
 	@if grep -qs '/nvme_hmb_pci\.[ko]*$$' modules.order; then \
@@ -131,10 +130,10 @@ modules_install:
 install-tools:
 	install -D -m 0755 tools/nvme-hmb $(DESTDIR)$(PREFIX)/sbin/nvme-hmb
 
-# The hand-over from nvme-pci (Documentation/nvme-hmb-install.rst): nvme-pci
-# leaves the HMB alone, nvme_hmb_pci loads at boot.  Also for DKMS installs,
-# which ship modules only.  The initramfs is not rebuilt here: the
-# documentation says when and how.
+# nvme_hmb_pci loads at boot, after nvme, and takes the HMB over from
+# nvme-pci (Documentation/nvme-hmb-install.rst).  Also for DKMS installs,
+# which ship modules only.  Nothing of nvme's is changed, so the initramfs
+# needs no rebuild.
 install-config:
 	install -D -m 0644 packaging/modprobe.d/nvme-hmb.conf $(MODPROBE_CONF)
 	install -D -m 0644 packaging/modules-load.d/nvme-hmb.conf $(MODLOAD_CONF)

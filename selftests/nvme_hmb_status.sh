@@ -220,7 +220,7 @@ refused() {
 
 # --- the emulated DRAM-less drive ------------------------------------------
 emu_mode() {
-	echo "1..27"
+	echo "1..28"
 	modprobe -r nvme_hmb_pci nvme_hmb_mock nvme_hmb 2>/dev/null
 	D=$SYS/$CTRL
 	# unload_reload [PARAM=V]: our modules out, nvme-pci reloaded
@@ -257,18 +257,20 @@ emu_mode() {
 		   "s:$(sed 's/ *$//' "/sys/class/nvme/$CTRL/model")"
 	}
 	check "model and serial from sysfs" ids_ok
-	check "next: hand it over with max_host_mem_size_mb=0" \
-		next_is "$CTRL" "nvme-pci runs it: put 'options nvme max_host_mem_size_mb=0'"
+	check "next: modprobe nvme_hmb_pci takes it over" \
+		next_is "$CTRL" "nvme-pci runs it: modprobe nvme_hmb_pci takes it over"
 	check "text: owner nvme-pci" sh -c \
 		"'$TOOL' status $CTRL | grep -qx '  owner:  nvme-pci'"
 
-	check "load nvme_hmb and nvme_hmb_pci beside nvme-pci's HMB" \
-		sh -c "modprobe nvme_hmb default_limit_mib=128 && modprobe nvme_hmb_pci && [ -d $D ]"
+	check "load nvme_hmb, nvme_hmb_pci take_over=0 beside nvme-pci's HMB" \
+		sh -c "modprobe nvme_hmb default_limit_mib=128 && modprobe nvme_hmb_pci take_over=0 && [ -d $D ]"
 	check "the engine says nvme-pci runs it: owner nvme-pci, JSON = sysfs" \
 		fresh_json json_agrees "$CTRL" nvme-pci
 	check "the engine's reason is the foreign one" eq "$(jget "$CTRL" reason)" \
 		"s:another driver (nvme-pci) runs the HMB"
 	check "text agrees with sysfs" text_agrees "$CTRL" nvme-pci
+	check "next: take_over=0, reload nvme_hmb_pci" \
+		next_is "$CTRL" "nvme-pci runs it: nvme_hmb_pci was loaded with take_over=0"
 
 	check "rmmod nvme_hmb_pci nvme_hmb; reload nvme max_host_mem_size_mb=0" \
 		unload_reload max_host_mem_size_mb=0

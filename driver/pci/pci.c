@@ -15,10 +15,20 @@
  * nvme-pci's buffer, positively: nvme-pci records its descriptor list's
  * DMA address, HSIZE and entry count in its private struct nvme_dev (the
  * PCI function's drvdata), whose layout is read at build time like
- * nvme-core's struct nvme_ctrl and checked at attach.  While the
- * controller holds what is identified as nvme-pci's buffer, nvme-hmb
- * holds none and sends nothing that would disable or replace it; it says
- * what to do (nvme.max_host_mem_size_mb=0).
+ * nvme-core's struct nvme_ctrl and checked at attach.
+ *
+ * Hand-over (take_over=1, the default): at attach nvme-pci's own code
+ * lets go of its HMB (its "hmb" attribute's store, hmb_store(): Set
+ * Features EHM=0, then its own free), and nvme-pci's copy of HMPRE in
+ * struct nvme_ctrl is kept at 0 while nvme-hmb runs the controller: that
+ * is the field nvme-pci's reset and resume test before they set their HMB
+ * up.  nvme-core reads Identify again at every reset, so a kretprobe on
+ * nvme_init_ctrl_finish() puts the 0 back before nvme-pci looks (and
+ * keeps Identify's value for the engine).  At detach (rmmod, a refusal)
+ * HMPRE is restored and the controller reset, so that nvme-pci sets its
+ * own HMB up again in its reset, the one path where nothing else of
+ * nvme-pci runs beside its HMB code.  Without both probes nothing is
+ * taken: nvme-hmb then leaves nvme-pci's buffer alone and says so.
  *
  * Resets: a kprobe on nvme_start_ctrl() (the end of every successful
  * start or reset) schedules a work item that reports the reset to the
@@ -119,6 +129,17 @@ struct hmb_pci_ctrl {
 	 */
 	unsigned long starts;		/* under hmb_pci_evt_lock; READ_ONCE */
 	unsigned long cancelled_at;	/* starts + 1 when cancelled, or 0 */
+	/*
+	 * Taken over from nvme-pci: nvme-pci's copy of HMPRE is kept at 0
+	 * (by the kretprobe after every Identify), and @hmpre is the value
+	 * Identify last gave, restored when the HMB is handed back.  Both
+	 * under hmb_pci_evt_lock.
+	 */
+	bool taken;
+	u32 hmpre;
+	u64 pci_had;			/* bytes nvme-pci freed for us, or 0 */
+	const char *kept_why;		/* why nvme-pci kept its HMB, or NULL */
+	int kept_err;
 };
 
 static LIST_HEAD(hmb_pci_ctrls);
@@ -126,14 +147,23 @@ static DEFINE_MUTEX(hmb_pci_lock);	/* the list, hmb_pci_exiting */
 static DEFINE_SPINLOCK(hmb_pci_evt_lock); /* the list, reset_pending */
 static bool hmb_pci_exiting;
 
+static bool take_over = true;
+module_param(take_over, bool, 0444);
+MODULE_PARM_DESC(take_over,
+		 "Take each controller's HMB over from nvme-pci at attach and hand it back at detach (default: Y); N leaves nvme-pci's HMB alone");
+
 static struct workqueue_struct *hmb_pci_wq;
 static void hmb_pci_work_fn(struct work_struct *work);
 static DECLARE_DELAYED_WORK(hmb_pci_work, hmb_pci_work_fn);
 static bool hmb_pci_kprobe_on;
+static bool hmb_pci_kretprobe_on;
 static unsigned int hmb_pci_poll_left;	/* under hmb_pci_lock */
 
 /* debugfs hold_reset_ms (tests): how long a reset report waits. */
 static u32 hmb_pci_hold_reset_ms;
+
+/* debugfs refuse (tests): a controller not to run; under hmb_pci_lock. */
+static char hmb_pci_refused[sizeof(((struct nvme_hmb_port *)0)->name)];
 
 static struct hmb_pci_force hmb_pci_forces[HMB_PCI_MAX_FORCE];
 static unsigned int hmb_pci_nr_forces;
@@ -345,12 +375,17 @@ static int hmb_pci_identify(struct nvme_hmb_port *port, struct nvme_hmb_id *id)
 {
 	struct hmb_pci_ctrl *pc = to_hmb_pci(port);
 	const struct hmb_pci_force *f = pc->force;
+	unsigned long flags;
 
 	/*
 	 * nvme-core reads Identify Controller at every (re)start and keeps
 	 * these four fields; they are what nvme-pci itself sizes its HMB by.
+	 * HMPRE is kept at 0 there while the HMB is taken over: Identify's
+	 * value is ours then.
 	 */
-	id->hmpre = READ_ONCE(pc->nctrl->hmpre);
+	spin_lock_irqsave(&hmb_pci_evt_lock, flags);
+	id->hmpre = pc->taken ? pc->hmpre : READ_ONCE(pc->nctrl->hmpre);
+	spin_unlock_irqrestore(&hmb_pci_evt_lock, flags);
 	id->hmmin = READ_ONCE(pc->nctrl->hmmin);
 	id->hmminds = READ_ONCE(pc->nctrl->hmminds);
 	id->hmmaxd = READ_ONCE(pc->nctrl->hmmaxd);
@@ -414,12 +449,16 @@ static bool hmb_pci_foreign_list(struct nvme_hmb_port *port,
 
 static void hmb_pci_explain_foreign(struct nvme_hmb_port *port)
 {
+	struct hmb_pci_ctrl *pc = to_hmb_pci(port);
 	struct device *dev = port->dev;
 
 	dev_warn(dev, "HMB: nvme-pci runs this controller's Host Memory Buffer; nvme-hmb leaves it alone\n");
-	dev_warn(dev, "HMB: to hand it to nvme-hmb, boot with nvme.max_host_mem_size_mb=0 (or 'options nvme max_host_mem_size_mb=0' in /etc/modprobe.d/)\n");
-	dev_warn(dev, "HMB: until the next reset or resume only, where nvme-pci offers /sys/class/nvme/%s/hmb (6.1 does not without a CMB): echo 0 > it, then write a size to /sys/kernel/nvme_hmb/%s/limit_mib\n",
-		 port->name, port->name);
+	if (pc->kept_why && pc->kept_err)
+		dev_warn(dev, "HMB: not taken over from nvme-pci: %s: %pe\n",
+			 pc->kept_why, ERR_PTR(pc->kept_err));
+	else if (pc->kept_why)
+		dev_warn(dev, "HMB: not taken over from nvme-pci: %s\n",
+			 pc->kept_why);
 }
 
 static int hmb_pci_set_features(struct nvme_hmb_port *port,
@@ -550,6 +589,27 @@ out_put:
 }
 
 /*
+ * Whether @fn is in the text of @owner, the module bound to the PCI
+ * function (always true for a built-in nvme-pci, which has no module
+ * name).  No exported call maps an address to its module; kallsyms' name
+ * ends in " [module]".  @sym: KSYM_SYMBOL_LEN bytes of scratch.
+ */
+static bool hmb_pci_in_module(const void *fn, struct module *owner, char *sym)
+{
+	const char *name;
+	size_t n, len;
+
+	if (!owner)
+		return true;
+	name = module_name(owner);
+	n = strlen(name);
+	snprintf(sym, KSYM_SYMBOL_LEN, "%ps", fn);
+	len = strlen(sym);
+	return len >= n + 3 && sym[len - 1] == ']' && sym[len - n - 2] == '[' &&
+	       !strncmp(sym + len - n - 1, name, n);
+}
+
+/*
  * Before the first command to a controller: check what else is read of
  * struct nvme_ctrl against the controller itself.  Device lock held, the
  * controller LIVE.  Return: 0, or -EINVAL (the member named in dmesg),
@@ -574,28 +634,16 @@ static int hmb_pci_check_ctrl(struct pci_dev *pdev, struct nvme_ctrl *nctrl)
 
 	/*
 	 * reset_work is flushed at detach: its function must be nvme-pci's
-	 * (nvme_reset_work), in the text of the module bound to @pdev.  No
-	 * exported call maps an address to its module; kallsyms' name
-	 * ends in " [module]".  A built-in nvme-pci has no module name.
+	 * (nvme_reset_work), in the text of the module bound to @pdev.
 	 */
 	if (!nctrl->reset_work.func) {
 		hmb_pci_bad_layout(dev, "reset_work", "has no function");
 		goto out;
 	}
-	if (owner) {
-		const char *name = module_name(owner);
-		size_t n = strlen(name);
-		size_t len;
-
-		snprintf(sym, KSYM_SYMBOL_LEN, "%ps", nctrl->reset_work.func);
-		len = strlen(sym);
-		if (len < n + 3 || sym[len - 1] != ']' ||
-		    sym[len - n - 2] != '[' ||
-		    strncmp(sym + len - n - 1, name, n)) {
-			hmb_pci_bad_layout(dev, "reset_work",
-					   "is not a work of the nvme module");
-			goto out;
-		}
+	if (!hmb_pci_in_module(nctrl->reset_work.func, owner, sym)) {
+		hmb_pci_bad_layout(dev, "reset_work",
+				   "is not a work of the nvme module");
+		goto out;
 	}
 	if (!nctrl->admin_q) {
 		hmb_pci_bad_layout(dev, "admin_q", "is NULL");
@@ -663,6 +711,17 @@ static struct hmb_pci_ctrl *hmb_pci_lookup(struct pci_dev *pdev)
 	return pc;
 }
 
+/* Whether debugfs refuse names @name (tests). */
+static bool hmb_pci_is_refused(const char *name)
+{
+	bool refused;
+
+	mutex_lock(&hmb_pci_lock);
+	refused = hmb_pci_refused[0] && !strcmp(hmb_pci_refused, name);
+	mutex_unlock(&hmb_pci_lock);
+	return refused;
+}
+
 /* Add to the list unless the module is going.  Return: false if it is. */
 static bool hmb_pci_list_add(struct hmb_pci_ctrl *pc)
 {
@@ -698,6 +757,179 @@ static void hmb_pci_free(struct hmb_pci_ctrl *pc)
 	kfree(pc);
 }
 
+/* ---------------------------------------------------------------------
+ * Hand-over from and back to nvme-pci
+ */
+
+/*
+ * nvme-pci's runtime switch for its HMB, the "hmb" attribute of the
+ * controller's class device (hmb_store(): "0" sends EHM=0 and, once that
+ * completed, frees; "1" sets its HMB up).  It is called whether or not
+ * sysfs shows it: nvme-pci decides the attribute's visibility once, at
+ * probe, before Identify has filled HMPRE in.  Return: the attribute, or
+ * NULL if this kernel's nvme-pci has none.
+ */
+static struct device_attribute *hmb_pci_switch(struct hmb_pci_ctrl *pc)
+{
+	const struct attribute_group **groups = pc->nctrl->device->groups;
+	struct module *owner = pc->pdev->dev.driver->owner;
+	struct device_attribute *da;
+	struct attribute **attr;
+	char *sym;
+	bool ours;
+
+	for (; groups && *groups; groups++) {
+		for (attr = (*groups)->attrs; attr && *attr; attr++) {
+			if (strcmp((*attr)->name, "hmb"))
+				continue;
+			da = container_of(*attr, struct device_attribute, attr);
+			if (!da->store)
+				return NULL;
+			sym = kmalloc(KSYM_SYMBOL_LEN, GFP_KERNEL);
+			if (!sym)
+				return NULL;
+			ours = hmb_pci_in_module(da->store, owner, sym);
+			kfree(sym);
+			return ours ? da : NULL;
+		}
+	}
+	return NULL;
+}
+
+/* Flip nvme-pci's switch.  Return: 0 or a negative errno. */
+static int hmb_pci_flip(struct hmb_pci_ctrl *pc, struct device_attribute *da,
+			bool on)
+{
+	ssize_t ret = da->store(pc->nctrl->device, da, on ? "1" : "0", 1);
+
+	return ret < 0 ? ret : 0;
+}
+
+/* Note why nvme-pci keeps its HMB, for hmb_pci_explain_foreign(). */
+static void hmb_pci_keep(struct hmb_pci_ctrl *pc, const char *why, int err)
+{
+	pc->kept_why = why;
+	pc->kept_err = err;
+}
+
+/*
+ * Give nvme-pci its HMPRE back and stop keeping it at 0.  Return: the
+ * value restored, or 0 if nothing was taken.
+ */
+static u32 hmb_pci_untake(struct hmb_pci_ctrl *pc)
+{
+	unsigned long flags;
+	u32 hmpre = 0;
+
+	spin_lock_irqsave(&hmb_pci_evt_lock, flags);
+	if (pc->taken) {
+		pc->taken = false;
+		hmpre = pc->hmpre;
+		WRITE_ONCE(pc->nctrl->hmpre, hmpre);
+	}
+	spin_unlock_irqrestore(&hmb_pci_evt_lock, flags);
+	return hmpre;
+}
+
+/*
+ * Take the HMB over from nvme-pci: from now on nvme-pci sees HMPRE 0 (and
+ * so sets nothing up at a reset or resume), and a buffer it runs is
+ * disabled and freed by its own code.  Device lock held (no suspend,
+ * resume or removal of nvme-pci's runs meanwhile), the controller live,
+ * and no engine command of ours aimed at nvme-pci's buffer: the engine
+ * enables only over nothing.  A reset of nvme-pci's beside it does not
+ * touch its HMB any more (HMPRE 0); one that cancels the disable leaves
+ * the buffer with nvme-pci, and the controller reset has disabled it.
+ * Return: true if nvme-pci runs no HMB on the controller now.
+ */
+static bool hmb_pci_take_over(struct hmb_pci_ctrl *pc)
+{
+	struct device *dev = pc->port.dev;
+	struct nvme_dev *ndev = pc->ndev;
+	struct device_attribute *da;
+	unsigned long flags;
+	u32 hmpre;
+	u64 size;
+	int ret;
+
+	if (!take_over) {
+		hmb_pci_keep(pc, "take_over=0", 0);
+		return false;
+	}
+	if (!hmb_pci_kprobe_on || !hmb_pci_kretprobe_on) {
+		hmb_pci_keep(pc,
+			     "nvme_start_ctrl() or nvme_init_ctrl_finish() cannot be probed (nvme-pci would set its own up again at a reset)",
+			     0);
+		return false;
+	}
+	da = hmb_pci_switch(pc);
+	if (!da) {
+		hmb_pci_keep(pc, "this kernel's nvme-pci has no 'hmb' switch", 0);
+		return false;
+	}
+
+	/*
+	 * Taken already, nvme-pci's HMPRE is 0 unless Identify wrote it
+	 * again behind the kretprobe's back: then it is the fresh value.
+	 */
+	spin_lock_irqsave(&hmb_pci_evt_lock, flags);
+	hmpre = READ_ONCE(pc->nctrl->hmpre);
+	if (!pc->taken || hmpre)
+		pc->hmpre = hmpre;
+	pc->taken = true;
+	WRITE_ONCE(pc->nctrl->hmpre, 0);
+	spin_unlock_irqrestore(&hmb_pci_evt_lock, flags);
+
+	if (!READ_ONCE(ndev->host_mem_descs))
+		return true;
+	size = READ_ONCE(ndev->host_mem_size);
+	ret = hmb_pci_flip(pc, da, false);
+	if (ret || READ_ONCE(ndev->host_mem_descs)) { /* fate: pci-take-kept */
+		hmb_pci_untake(pc);
+		hmb_pci_keep(pc, "nvme-pci could not let go of it",
+			     ret ?: -EBUSY);
+		return false;
+	}
+	pc->pci_had = max(pc->pci_had, size);
+	dev_info(dev, "HMB: nvme-pci disabled and freed its %llu MiB Host Memory Buffer; nvme-hmb takes it over\n",
+		 size >> 20);
+	return true;
+}
+
+/*
+ * Hand the HMB back to nvme-pci, after the engine let go of its own
+ * (detached).  Device lock held.  nvme-pci sets its own up in a reset of
+ * the controller: its reset work is the one path where none of its other
+ * HMB code (hmb_store(), suspend, resume) can run beside it.  Only if
+ * nvme-pci ran an HMB when it was taken over (otherwise it sets one up at
+ * its next reset or resume, as it would have), and not when the
+ * controller is going away (@quiet).
+ */
+static void hmb_pci_give_back(struct hmb_pci_ctrl *pc, bool quiet)
+{
+	struct device *dev = pc->port.dev;
+	int tries = 2;
+	u32 hmpre;
+	int ret;
+
+	hmpre = hmb_pci_untake(pc);
+	if (!hmpre || quiet || !pc->pci_had)
+		return;
+	dev_info(dev, "HMB: handing the Host Memory Buffer back to nvme-pci (controller reset)\n");
+	/*
+	 * A reset already under way may have passed its HMPRE test: let it
+	 * end, then reset again.
+	 */
+	while ((ret = nvme_reset_ctrl(pc->nctrl)) == -EBUSY && tries--)
+		flush_work(&pc->nctrl->reset_work);
+	if (ret) {
+		dev_warn(dev, "HMB: cannot reset the controller: %pe; nvme-pci sets its HMB up at its next reset or resume\n",
+			 ERR_PTR(ret));
+		return;
+	}
+	flush_work(&pc->nctrl->reset_work);
+}
+
 /*
  * Attach a live controller.  Device lock held.  Whether nvme-pci runs
  * its HMB is the engine's to find out, in nvme_hmb_start(), under its
@@ -709,6 +941,11 @@ static void hmb_pci_add(struct pci_dev *pdev, struct nvme_ctrl *nctrl)
 	struct nvme_dev *ndev;
 	int ret;
 
+	if (hmb_pci_is_refused(dev_name(nctrl->device))) {
+		dev_info(nctrl->device, "HMB: refused (debugfs nvme_hmb_pci/refuse); nvme-pci keeps the HMB\n");
+		put_device(nctrl->device);
+		return;
+	}
 	ndev = hmb_pci_nvme_dev(pdev, nctrl);
 	if (!ndev || hmb_pci_check_ctrl(pdev, nctrl)) {
 		put_device(nctrl->device);
@@ -743,9 +980,19 @@ static void hmb_pci_add(struct pci_dev *pdev, struct nvme_ctrl *nctrl)
 	}
 	dev_info(nctrl->device, "HMB: nvme_hmb_pci attached (PCI %s)\n",
 		 pci_name(pdev));
+	hmb_pci_take_over(pc);
 	ret = nvme_hmb_start(pc->hmb);
 	if (ret)
 		dev_dbg(nctrl->device, "HMB: setup failed: %d\n", ret);
+	/*
+	 * Never less than nvme-pci had: if nvme-hmb could not allocate what
+	 * nvme-pci just freed, nvme-pci gets it back.
+	 */
+	if (ret == -ENOMEM && pc->pci_had) { /* fate: pci-take-nomem */
+		dev_warn(nctrl->device, "HMB: no memory for nvme-hmb's; giving nvme-pci its HMB back\n");
+		hmb_pci_keep(pc, "nvme-hmb could not allocate", ret);
+		hmb_pci_give_back(pc, false);
+	}
 }
 
 /*
@@ -771,7 +1018,7 @@ static bool hmb_pci_may_dma(struct pci_dev *pdev, enum nvme_ctrl_state state)
  * Detach.  Device lock held, before nvme-pci's remove: the admin queue
  * still works if the controller does.
  */
-static void hmb_pci_release(struct hmb_pci_ctrl *pc)
+static void hmb_pci_release(struct hmb_pci_ctrl *pc, bool give_back)
 {
 	struct nvme_ctrl *nctrl = pc->nctrl;
 	enum nvme_ctrl_state state;
@@ -801,9 +1048,11 @@ static void hmb_pci_release(struct hmb_pci_ctrl *pc)
 		dev_info(nctrl->device, "HMB: controller gone (state %d); not sending it anything\n",
 			 state);
 		nvme_hmb_report_gone(pc->hmb); /* fate: pci-gone-free */
+		give_back = false;
 	}
 	nvme_hmb_detach(pc->hmb);
 	dev_info(nctrl->device, "HMB: nvme_hmb_pci detached\n");
+	hmb_pci_give_back(pc, !give_back || state != NVME_CTRL_LIVE);
 	hmb_pci_free(pc);
 }
 
@@ -832,6 +1081,13 @@ static void hmb_pci_reset(struct hmb_pci_ctrl *pc)
 			 hold);
 		msleep(hold);
 	}
+	/*
+	 * nvme-pci set its own up in the reset (the kretprobe missed it, or
+	 * nothing was taken): take it over again before the engine reads
+	 * what the controller holds.
+	 */
+	if (READ_ONCE(pc->taken) && READ_ONCE(pc->ndev->host_mem_descs))
+		hmb_pci_take_over(pc); /* fate: pci-reset-retake */
 	nvme_hmb_report_reset(pc->hmb);
 }
 
@@ -870,7 +1126,7 @@ static bool hmb_pci_visit(struct pci_dev *pdev)
 	if (pc && pc->nctrl != nctrl) {
 		/* Not seen unbinding (cannot happen with the notifier). */
 		nvme_hmb_report_gone(pc->hmb); /* fate: pci-rebound-gone */
-		hmb_pci_release(pc);
+		hmb_pci_release(pc, false);
 		pc = NULL;
 	}
 	if (pc) {
@@ -954,6 +1210,55 @@ static struct kprobe hmb_pci_kp = {
 };
 
 /*
+ * The kretprobe on nvme_init_ctrl_finish(), which nvme-pci's reset work
+ * calls right before it tests HMPRE to set its HMB up; nvme-core's
+ * Identify inside it has just written HMPRE again.  For a controller
+ * whose HMB is taken over, keep Identify's value (when it completed) and
+ * put 0 back where nvme-pci looks.  The entry handler records the
+ * controller; the pointer is only compared, never followed.
+ */
+struct hmb_pci_init_call {
+	void *nctrl;
+};
+
+static int hmb_pci_krp_entry(struct kretprobe_instance *ri,
+			     struct pt_regs *regs)
+{
+	struct hmb_pci_init_call *call = (void *)ri->data;
+
+	call->nctrl = (void *)regs_get_kernel_argument(regs, 0);
+	return 0;
+}
+
+static int hmb_pci_krp_ret(struct kretprobe_instance *ri,
+			   struct pt_regs *regs)
+{
+	struct hmb_pci_init_call *call = (void *)ri->data;
+	bool identified = !regs_return_value(regs);
+	struct hmb_pci_ctrl *pc;
+	unsigned long flags;
+
+	spin_lock_irqsave(&hmb_pci_evt_lock, flags);
+	list_for_each_entry(pc, &hmb_pci_ctrls, node) {
+		if ((void *)pc->nctrl != call->nctrl || !pc->taken)
+			continue;
+		if (identified)
+			pc->hmpre = READ_ONCE(pc->nctrl->hmpre);
+		WRITE_ONCE(pc->nctrl->hmpre, 0); /* fate: pci-keep-hmpre */
+	}
+	spin_unlock_irqrestore(&hmb_pci_evt_lock, flags);
+	return 0;
+}
+
+static struct kretprobe hmb_pci_krp = {
+	.kp.symbol_name	= "nvme_init_ctrl_finish",
+	.entry_handler	= hmb_pci_krp_entry,
+	.handler	= hmb_pci_krp_ret,
+	.data_size	= sizeof(struct hmb_pci_init_call),
+	.maxactive	= 32,
+};
+
+/*
  * debugfs nvme_hmb_pci/report_reset (0200, tests): writing a controller's
  * name reports a reset of it as the kprobe does.  With no reset behind
  * it, the report is a late one: the engine finds its buffer still enabled,
@@ -997,6 +1302,57 @@ static const struct file_operations hmb_pci_report_reset_fops = {
 	.llseek	= noop_llseek,
 };
 
+/*
+ * debugfs nvme_hmb_pci/refuse (0600, tests): writing a controller's name
+ * refuses it, as a controller that fails its checks is refused: if it is
+ * attached it is detached and its HMB handed back to nvme-pci, and it is
+ * not attached again.  Writing an empty line lifts the refusal.
+ */
+static ssize_t hmb_pci_refuse_write(struct file *file,
+				    const char __user *ubuf, size_t count,
+				    loff_t *ppos)
+{
+	char buf[sizeof(hmb_pci_refused)];
+	struct hmb_pci_ctrl *pc;
+	struct pci_dev *pdev = NULL;
+	char *name;
+
+	if (!count || count >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, count))
+		return -EFAULT;
+	buf[count] = '\0';
+	name = strim(buf);
+
+	mutex_lock(&hmb_pci_lock);
+	strscpy(hmb_pci_refused, name, sizeof(hmb_pci_refused));
+	list_for_each_entry(pc, &hmb_pci_ctrls, node) {
+		if (*name && !strcmp(pc->port.name, name)) {
+			pdev = pci_dev_get(pc->pdev);
+			break;
+		}
+	}
+	if (!*name && !hmb_pci_exiting)
+		mod_delayed_work(hmb_pci_wq, &hmb_pci_work, 0);
+	mutex_unlock(&hmb_pci_lock);
+	if (!pdev)
+		return count;
+	device_lock(&pdev->dev);
+	pc = hmb_pci_lookup(pdev);
+	if (pc && !strcmp(pc->port.name, name))
+		hmb_pci_release(pc, true);
+	device_unlock(&pdev->dev);
+	pci_dev_put(pdev);
+	return count;
+}
+
+static const struct file_operations hmb_pci_refuse_fops = {
+	.owner	= THIS_MODULE,
+	.open	= simple_open,
+	.write	= hmb_pci_refuse_write,
+	.llseek	= noop_llseek,
+};
+
 static struct dentry *hmb_pci_debugfs;
 
 static int hmb_pci_bus_notify(struct notifier_block *nb, unsigned long action,
@@ -1010,7 +1366,7 @@ static int hmb_pci_bus_notify(struct notifier_block *nb, unsigned long action,
 		/* Device lock held by the driver core; nvme-pci still bound. */
 		pc = hmb_pci_lookup(pdev);
 		if (pc)
-			hmb_pci_release(pc); /* fate: pci-unbind-detach */
+			hmb_pci_release(pc, false); /* fate: pci-unbind-detach */
 		break;
 	case BUS_NOTIFY_BOUND_DRIVER:
 		/* Not live yet: the kprobe (or the poll) attaches it later. */
@@ -1051,7 +1407,7 @@ static void hmb_pci_detach_all(void)
 		device_lock(&pdev->dev);
 		pc = hmb_pci_lookup(pdev);
 		if (pc)
-			hmb_pci_release(pc); /* fate: pci-exit-detach */
+			hmb_pci_release(pc, true); /* fate: pci-exit-detach */
 		device_unlock(&pdev->dev);
 		pci_dev_put(pdev);
 	}
@@ -1084,16 +1440,28 @@ static int __init hmb_pci_init(void)
 	} else {
 		hmb_pci_kprobe_on = true;
 	}
+	if (take_over) {
+		ret = register_kretprobe(&hmb_pci_krp);
+		if (ret)
+			pr_warn("cannot probe nvme_init_ctrl_finish (%pe): nvme-pci's HMB is not taken over\n",
+				ERR_PTR(ret));
+		else
+			hmb_pci_kretprobe_on = true;
+	}
 
 	hmb_pci_debugfs = debugfs_create_dir(KBUILD_MODNAME, NULL);
 	debugfs_create_file("report_reset", 0200, hmb_pci_debugfs, NULL,
 			    &hmb_pci_report_reset_fops);
 	debugfs_create_u32("hold_reset_ms", 0600, hmb_pci_debugfs,
 			   &hmb_pci_hold_reset_ms);
+	debugfs_create_file("refuse", 0200, hmb_pci_debugfs, NULL,
+			    &hmb_pci_refuse_fops);
 
 	hmb_pci_scan();
-	pr_info("loaded; watching controller resets: %s\n",
-		hmb_pci_kprobe_on ? "yes (kprobe on nvme_start_ctrl)" : "no");
+	pr_info("loaded; watching controller resets: %s; taking HMBs over from nvme-pci: %s\n",
+		hmb_pci_kprobe_on ? "yes (kprobe on nvme_start_ctrl)" : "no",
+		!take_over ? "no (take_over=0)" :
+		hmb_pci_kprobe_on && hmb_pci_kretprobe_on ? "yes" : "no");
 	return 0;
 
 err_wq:
@@ -1112,6 +1480,9 @@ static void __exit hmb_pci_exit(void)
 	cancel_delayed_work_sync(&hmb_pci_work);
 	/* The notifier stays until the end: an unbind now still detaches. */
 	hmb_pci_detach_all();
+	/* HMPRE is nvme-pci's again: nothing is kept at 0 any more. */
+	if (hmb_pci_kretprobe_on)
+		unregister_kretprobe(&hmb_pci_krp);
 	bus_unregister_notifier(&pci_bus_type, &hmb_pci_nb);
 	destroy_workqueue(hmb_pci_wq);
 }
