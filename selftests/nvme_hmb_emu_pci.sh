@@ -40,7 +40,7 @@ if ! emu_present; then
 	exit $KSFT_SKIP
 fi
 NR_S3=5
-echo "1..$((111 + 3 * NR_S3))"
+echo "1..$((120 + 3 * NR_S3))"
 
 QUIET=10
 BDF=$(basename "$(readlink -f /sys/class/nvme/$CTRL/device)")
@@ -123,10 +123,27 @@ check "modprobe nvme_hmb_pci: nvme-pci's disable is refused" \
 	sh -c "modprobe nvme_hmb_pci && [ -d $D ]"
 check "nvme-pci keeps its HMB, and dmesg says why" wait_for 10 dmesg_has \
 	"not taken over from nvme-pci: nvme-pci could not let go of it"
-check "nvme-hmb leaves it alone" reason_is "$FOREIGN"
+check "nvme-hmb sets nothing up beside it" reason_is "not set up"
 check "nvme-pci's buffer untouched by the refused take-over" theirs
 check "rmmod nvme_hmb_pci" rmmod nvme_hmb_pci
 check "nothing handed back: nvme-pci never let go" dmesg_none "handing the Host Memory Buffer back"
+# ... carried out, then answered with an error: the controller holds
+# nothing, nvme-pci believes its buffer enabled; nothing is set up beside
+# it, and nvme-pci's next reset sets its own up again.
+dmesg_mark
+check "arm the drive: the next Set Features carried out, then Internal Error" \
+	fault_cmd 1 1 0x6 1 0
+check "modprobe nvme_hmb_pci: nvme-pci's disable carried out, then failed" \
+	sh -c "modprobe nvme_hmb_pci && [ -d $D ]"
+check "nvme-pci keeps its HMB (dmesg)" wait_for 10 dmesg_has \
+	"not taken over from nvme-pci: nvme-pci could not let go of it"
+check "nvme-hmb sets nothing up over the empty controller" \
+	sh -c "[ \$(cat $D/state) = off ] && [ \$(cat $D/size_kib) = 0 ]"
+check "the controller holds nothing" eq "$(feat ehm)" 0
+check "nvme reset: nvme-pci's own again" nvme reset /dev/$CTRL
+check "nvme-pci's after the reset" wait_for 20 theirs
+check "rmmod nvme_hmb_pci, nvme-pci's left" sh -c "rmmod nvme_hmb_pci"
+check "still nvme-pci's" theirs
 
 # nvme-hmb cannot allocate what nvme-pci freed: nvme-pci gets it back
 w="no memory for nvme-hmb's: nvme-pci's HMB handed back"

@@ -461,6 +461,38 @@ static void hmb_pci_explain_foreign(struct nvme_hmb_port *port)
 			 pc->kept_why);
 }
 
+/*
+ * A disable of ours came back cancelled (-EINTR): nvme-core cancels an
+ * admin command only in nvme_dev_disable(), after it disabled the
+ * controller (CC.EN=0) or, with one that did not answer, turned the PCI
+ * function off (bus mastering with it), and before the reset it
+ * schedules.  That reset disables the controller again before it enables
+ * it, and nvme-pci never gives a controller a list of ours: once it has
+ * ended, the controller holds nothing of ours, which is what the disable
+ * was for.  Waiting here, rather than leaving the memory to the reset
+ * report, lets a detach or a system sleep free it: neither waits for a
+ * report.  Return: 0 once the reset ended, or -EINTR if it does not end
+ * after a few rounds (the memory stays with the engine).
+ */
+static int hmb_pci_reset_disabled(struct hmb_pci_ctrl *pc)
+{
+	struct nvme_ctrl *nctrl = pc->nctrl;
+	enum nvme_ctrl_state state;
+	int tries = 3;
+
+	do {
+		flush_work(&nctrl->reset_work);
+		state = nvme_ctrl_state(nctrl);
+	} while (--tries && (state == NVME_CTRL_RESETTING ||
+			     state == NVME_CTRL_CONNECTING));
+	if (state == NVME_CTRL_RESETTING || state == NVME_CTRL_CONNECTING)
+		return -EINTR;
+	dev_info(pc->port.dev,
+		 "HMB: disable cancelled by a controller reset; the reset dropped the HMB (state %d now)\n",
+		 state);
+	return 0;
+}
+
 static int hmb_pci_set_features(struct nvme_hmb_port *port,
 				const struct nvme_hmb_set_cmd *cmd)
 {
@@ -486,6 +518,8 @@ static int hmb_pci_set_features(struct nvme_hmb_port *port,
 	dev_dbg(port->dev, "HMB: Set Features 0Dh EHM %d MR %d HSIZE %u pages HMDLEC %u: %d\n",
 		enable, !!(cmd->cdw11 & NVME_HOST_MEM_RETURN), cmd->cdw12,
 		cmd->cdw15, ret);
+	if (ret == -EINTR && !enable) /* fate: pci-disable-cancelled */
+		ret = hmb_pci_reset_disabled(pc);
 	return ret;
 }
 
@@ -888,6 +922,8 @@ static bool hmb_pci_take_over(struct hmb_pci_ctrl *pc)
 		hmb_pci_untake(pc);
 		hmb_pci_keep(pc, "nvme-pci could not let go of it",
 			     ret ?: -EBUSY);
+		dev_warn(dev, "HMB: not taken over from nvme-pci: %s: %pe; nvme-pci keeps its HMB\n",
+			 pc->kept_why, ERR_PTR(pc->kept_err));
 		return false;
 	}
 	pc->pci_had = max(pc->pci_had, size);
@@ -980,7 +1016,14 @@ static void hmb_pci_add(struct pci_dev *pdev, struct nvme_ctrl *nctrl)
 	}
 	dev_info(nctrl->device, "HMB: nvme_hmb_pci attached (PCI %s)\n",
 		 pci_name(pdev));
-	hmb_pci_take_over(pc);
+	/*
+	 * nvme-pci failed to let go: it keeps its buffer allocated and
+	 * believes it enabled, whatever the controller did with the
+	 * command.  Nothing is set up beside it; the next reset report
+	 * finds what the controller holds.
+	 */
+	if (!hmb_pci_take_over(pc) && pc->kept_err) /* fate: pci-take-kept-idle */
+		return;
 	ret = nvme_hmb_start(pc->hmb);
 	if (ret)
 		dev_dbg(nctrl->device, "HMB: setup failed: %d\n", ret);
