@@ -1302,6 +1302,21 @@ static struct kretprobe hmb_pci_krp = {
 };
 
 /*
+ * A controller's name written to a debugfs file of ours, into @buf of
+ * @size bytes.  Return: the name, trimmed, or an ERR_PTR.
+ */
+static char *hmb_pci_user_name(const char __user *ubuf, size_t count,
+			       char *buf, size_t size)
+{
+	if (!count || count >= size)
+		return ERR_PTR(-EINVAL);
+	if (copy_from_user(buf, ubuf, count))
+		return ERR_PTR(-EFAULT);
+	buf[count] = '\0';
+	return strim(buf);
+}
+
+/*
  * debugfs nvme_hmb_pci/report_reset (0200, tests): writing a controller's
  * name reports a reset of it as the kprobe does.  With no reset behind
  * it, the report is a late one: the engine finds its buffer still enabled,
@@ -1317,12 +1332,9 @@ static ssize_t hmb_pci_report_reset_write(struct file *file,
 	bool found = false;
 	char *name;
 
-	if (!count || count >= sizeof(buf))
-		return -EINVAL;
-	if (copy_from_user(buf, ubuf, count))
-		return -EFAULT;
-	buf[count] = '\0';
-	name = strim(buf);
+	name = hmb_pci_user_name(ubuf, count, buf, sizeof(buf));
+	if (IS_ERR(name))
+		return PTR_ERR(name);
 
 	spin_lock_irqsave(&hmb_pci_evt_lock, flags);
 	list_for_each_entry(pc, &hmb_pci_ctrls, node) {
@@ -1360,12 +1372,9 @@ static ssize_t hmb_pci_refuse_write(struct file *file,
 	struct pci_dev *pdev = NULL;
 	char *name;
 
-	if (!count || count >= sizeof(buf))
-		return -EINVAL;
-	if (copy_from_user(buf, ubuf, count))
-		return -EFAULT;
-	buf[count] = '\0';
-	name = strim(buf);
+	name = hmb_pci_user_name(ubuf, count, buf, sizeof(buf));
+	if (IS_ERR(name))
+		return PTR_ERR(name);
 
 	mutex_lock(&hmb_pci_lock);
 	strscpy(hmb_pci_refused, name, sizeof(hmb_pci_refused));
