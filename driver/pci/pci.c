@@ -461,6 +461,9 @@ static void hmb_pci_explain_foreign(struct nvme_hmb_port *port)
 			 pc->kept_why);
 }
 
+/* How long a cancelled disable waits for the reset that cancelled it. */
+#define HMB_PCI_RESET_WAIT	(60 * HZ)
+
 /*
  * A disable of ours came back cancelled (-EINTR): nvme-core cancels an
  * admin command only in nvme_dev_disable(), after it disabled the
@@ -471,22 +474,39 @@ static void hmb_pci_explain_foreign(struct nvme_hmb_port *port)
  * ended, the controller holds nothing of ours, which is what the disable
  * was for.  Waiting here, rather than leaving the memory to the reset
  * report, lets a detach or a system sleep free it: neither waits for a
- * report.  Return: 0 once the reset ended, or -EINTR if it does not end
- * after a few rounds (the memory stays with the engine).
+ * report.
+ *
+ * The reset may not be queued yet when the waiter wakes (6.1's timeout
+ * handler cancels with the controller still LIVE, then schedules it), so
+ * a LIVE controller counts only once a reset is known to have run since
+ * @starts: a start the kprobe saw, or a reset work this wait flushed.  A
+ * controller being deleted is never enabled again.
+ * Return: 0 once the reset ended, or -EINTR if it does not within
+ * HMB_PCI_RESET_WAIT (the memory stays with the engine).
  */
-static int hmb_pci_reset_disabled(struct hmb_pci_ctrl *pc)
+static int hmb_pci_reset_disabled(struct hmb_pci_ctrl *pc,
+				  unsigned long starts)
 {
+	unsigned long deadline = jiffies + HMB_PCI_RESET_WAIT;
 	struct nvme_ctrl *nctrl = pc->nctrl;
 	enum nvme_ctrl_state state;
-	int tries = 3;
+	bool reset = false;
 
-	do {
-		flush_work(&nctrl->reset_work);
+	for (;;) {
+		if (flush_work(&nctrl->reset_work))
+			reset = true;
+		if (READ_ONCE(pc->starts) != starts)
+			reset = true;
 		state = nvme_ctrl_state(nctrl);
-	} while (--tries && (state == NVME_CTRL_RESETTING ||
-			     state == NVME_CTRL_CONNECTING));
-	if (state == NVME_CTRL_RESETTING || state == NVME_CTRL_CONNECTING)
-		return -EINTR;
+		if (state == NVME_CTRL_DELETING ||
+		    state == NVME_CTRL_DELETING_NOIO || state == NVME_CTRL_DEAD)
+			break;
+		if (state == NVME_CTRL_LIVE && reset)
+			break;
+		if (time_after(jiffies, deadline))
+			return -EINTR;
+		msleep(20);
+	}
 	dev_info(pc->port.dev,
 		 "HMB: disable cancelled by a controller reset; the reset dropped the HMB (state %d now)\n",
 		 state);
@@ -519,7 +539,7 @@ static int hmb_pci_set_features(struct nvme_hmb_port *port,
 		enable, !!(cmd->cdw11 & NVME_HOST_MEM_RETURN), cmd->cdw12,
 		cmd->cdw15, ret);
 	if (ret == -EINTR && !enable) /* fate: pci-disable-cancelled */
-		ret = hmb_pci_reset_disabled(pc);
+		ret = hmb_pci_reset_disabled(pc, starts);
 	return ret;
 }
 
@@ -1067,7 +1087,6 @@ static void hmb_pci_release(struct hmb_pci_ctrl *pc, bool give_back)
 	enum nvme_ctrl_state state;
 	int tries = 3;
 
-	hmb_pci_list_del(pc);
 	state = nvme_ctrl_state(nctrl);
 	/*
 	 * Let resets in progress finish, as nvme-pci's remove does; a reset
@@ -1093,7 +1112,13 @@ static void hmb_pci_release(struct hmb_pci_ctrl *pc, bool give_back)
 		nvme_hmb_report_gone(pc->hmb); /* fate: pci-gone-free */
 		give_back = false;
 	}
+	/*
+	 * On the list until the engine let go: a disable a reset cancels
+	 * waits for the kprobe to see that reset end, and the kretprobe
+	 * keeps HMPRE at 0 in it.  The device lock keeps our work away.
+	 */
 	nvme_hmb_detach(pc->hmb);
+	hmb_pci_list_del(pc);
 	dev_info(nctrl->device, "HMB: nvme_hmb_pci detached\n");
 	hmb_pci_give_back(pc, !give_back || state != NVME_CTRL_LIVE);
 	hmb_pci_free(pc);
@@ -1524,14 +1549,20 @@ err_wq:
 static void __exit hmb_pci_exit(void)
 {
 	debugfs_remove(hmb_pci_debugfs);
-	if (hmb_pci_kprobe_on)
-		unregister_kprobe(&hmb_pci_kp);
 	mutex_lock(&hmb_pci_lock);
 	hmb_pci_exiting = true;
 	mutex_unlock(&hmb_pci_lock);
 	cancel_delayed_work_sync(&hmb_pci_work);
-	/* The notifier stays until the end: an unbind now still detaches. */
+	/*
+	 * The notifier stays until the end: an unbind now still detaches.
+	 * So does the kprobe: a detach's disable that a reset cancels waits
+	 * for it to see the reset end.  The work it queues meanwhile finds
+	 * us exiting.
+	 */
 	hmb_pci_detach_all();
+	if (hmb_pci_kprobe_on)
+		unregister_kprobe(&hmb_pci_kp);
+	cancel_delayed_work_sync(&hmb_pci_work);
 	/* HMPRE is nvme-pci's again: nothing is kept at 0 any more. */
 	if (hmb_pci_kretprobe_on)
 		unregister_kretprobe(&hmb_pci_krp);
