@@ -186,6 +186,15 @@ op_hibernate() { pm_cycle disk; }
 pre_detach() { :; }
 op_detach() { rmmod nvme_hmb_pci; }
 
+# kept: the HMB's memory stays with the controller until it resets
+kept() {
+	case "$(val "$D/state") $(val "$D/reason")" in
+	failed*|"off the controller holds a buffer of unknown owner") return 0 ;;
+	esac
+	return 1
+}
+not_kept() { ! kept; }
+
 # recover: whatever the fault left, the HMB back at 64 MiB and checked
 recover() {
 	disarm
@@ -198,12 +207,13 @@ recover() {
 	while [ $_t -lt 10 ]; do
 		# Memory kept for the controller (failed), or a buffer an
 		# earlier instance left to it at an unconfirmed detach (unknown
-		# owner to the new one): only a reset takes it back.
-		case "$(val "$D/state") $(val "$D/reason")" in
-		failed*|"off the controller holds a buffer of unknown owner")
+		# owner to the new one): only a reset takes it back, once
+		# nvme_hmb_pci has noticed it (not a second reset before).
+		if kept; then
 			nvme reset "/dev/$CTRL" >/dev/null 2>&1
-			wait_for 20 live ;;
-		esac
+			wait_for 20 live
+			wait_for 20 not_kept
+		fi
 		echo 128 > "$D/limit_mib" 2>/dev/null
 		state_is enabled && size_is 65536 && break
 		sleep 1
@@ -263,7 +273,7 @@ one_case() {
 		*) echo "# failed, but the reason is '$(val "$D/reason")'"; _ok=1 ;;
 		esac
 	fi
-	recover || { echo "# not back after the fault"; return 1; }
+	recover || { timeline "not back after the fault"; return 1; }
 	block=$((block + 16))
 	[ $block -lt 480 ] || block=8
 	io_ok $block || _ok=1
