@@ -597,15 +597,17 @@ static void nvme_hmb_host_init(struct nvme_hmb_ctrl *ctrl,
 	host->max_descs = NVME_HMB_MAX_DESCS;
 	host->contig = dma_get_merge_boundary(ctrl->port->dma_dev) != 0;
 	/*
-	 * Without an IOMMU, buffers above the largest block could only come
-	 * from CMA, which other devices need (a Raspberry Pi 5 lost its
-	 * audio to the HMB): no larger than Linux's, unless the user says.
+	 * Without an IOMMU no buffer is above the largest block: it could
+	 * only come from CMA, which other devices need (a Raspberry Pi 5
+	 * lost its audio to the HMB), and buffers never do (hmdl.c).
 	 */
 	if (nvme_hmb_max_chunk_kib)
 		host->max_chunk = max_t(u64, (u64)nvme_hmb_max_chunk_kib << 10,
 					host->granule);
 	else
-		host->max_chunk = host->contig ? U64_MAX : host->buddy_chunk;
+		host->max_chunk = U64_MAX;
+	if (!host->contig)
+		host->max_chunk = min(host->max_chunk, host->buddy_chunk);
 }
 
 static void nvme_hmb_alloc_init(struct nvme_hmb_ctrl *ctrl,

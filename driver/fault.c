@@ -27,7 +27,8 @@
  * this is built and nvme_hmb_fault() is false.  dma_held, the engine's own
  * count of what it took from the DMA API and has not given back, exists
  * whenever debugfs does: a leak shows there whatever the DMA API's own
- * debugging can see (it does not track DMA_ATTR_NO_KERNEL_MAPPING buffers).
+ * debugging can see (which tracks the mapped pages of the buffers, but not
+ * coherent memory allocated with DMA_ATTR_NO_KERNEL_MAPPING).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

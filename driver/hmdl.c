@@ -5,9 +5,19 @@
  *
  * The list lives in its own DMA-coherent allocation: one page to start
  * with, doubled when more entries are needed, and freed with the size it
- * was allocated with.  Buffers are DMA chunks, largest first: when a size
+ * was allocated with.  Buffers are chunks, largest first: when a size
  * fails, what was already allocated is kept and the next order down is
  * tried, so fragmentation costs size gradually instead of all or nothing.
+ *
+ * The host never reads or writes a buffer, so it needs neither coherent
+ * memory nor CMA: chunks are pages of the page allocator, mapped for the
+ * device.  dma_alloc_coherent() would serve them from the CMA area first,
+ * which the devices that need physically contiguous memory (cameras,
+ * codecs, audio) depend on; a Raspberry Pi 5 lost its audio that way.  A
+ * device whose streaming mappings may be bounced through swiotlb (a DMA
+ * mask below the memory, an encrypted guest, an untrusted port) gets
+ * coherent memory instead: a bounced buffer is not the memory the
+ * controller uses, and would drain the bounce pool.
  * Behind an IOMMU that merges pages one IOVA-contiguous buffer is tried
  * first; never without one, where dma_alloc_noncontiguous() cannot do
  * better and warns above the largest page order.
@@ -20,6 +30,7 @@
 #include <linux/dma-mapping.h>
 #include <linux/gfp.h>
 #include <linux/kernel.h>
+#include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
@@ -55,6 +66,45 @@ nvme_hmb_fake(const struct nvme_hmb_alloc_hook *hook)
 	return hook && hook->alloc ? hook : NULL;
 }
 
+/*
+ * True when pages mapped for @dev reach it as they are: no swiotlb
+ * bouncing, whatever the address of the page.
+ */
+static bool nvme_hmb_direct_pages(struct device *dev)
+{
+	return dma_max_mapping_size(dev) == SIZE_MAX &&
+	       !dma_addressing_limited(dev);
+}
+
+/*
+ * One chunk of zeroed pages on the device's node, mapped for the device.
+ * Never above the largest block of the page allocator: larger requests
+ * fail here, and the caller goes on with smaller chunks.  A chunk that
+ * is not a power of two takes the whole block it is in, as with
+ * dma_alloc_coherent(), and the block goes back whole: freed page by
+ * page it would sit in the per-CPU lists, be handed out again one page
+ * at a time, and leave no block of that order for the next HMB.
+ * GFP_KERNEL is never highmem: the pages have an address.
+ */
+static void *nvme_hmb_page_alloc(struct nvme_hmb_alloc_ctx *ax, u64 size,
+				 dma_addr_t *dma)
+{
+	struct page *page;
+
+	if (size > (u64)PAGE_SIZE * MAX_ORDER_NR_PAGES)
+		return NULL;
+	page = alloc_pages_node(dev_to_node(ax->dev),
+				nvme_hmb_gfp(ax) | __GFP_ZERO, get_order(size));
+	if (!page)
+		return NULL;
+	*dma = dma_map_page(ax->dev, page, 0, size, DMA_BIDIRECTIONAL);
+	if (dma_mapping_error(ax->dev, *dma)) {
+		__free_pages(page, get_order(size));
+		return NULL;
+	}
+	return page_address(page);
+}
+
 static void *nvme_hmb_dma_alloc(struct nvme_hmb_alloc_ctx *ax,
 				struct nvme_hmb_buf *buf, u64 size, bool list,
 				dma_addr_t *dma)
@@ -70,6 +120,8 @@ static void *nvme_hmb_dma_alloc(struct nvme_hmb_alloc_ctx *ax,
 	if (list)
 		cookie = dma_alloc_coherent(ax->dev, size, dma,
 					    nvme_hmb_gfp(ax));
+	else if (buf->pages) /* fate: chunk-pages, both */
+		cookie = nvme_hmb_page_alloc(ax, size, dma);
 	else
 		cookie = dma_alloc_attrs(ax->dev, size, dma, nvme_hmb_gfp(ax),
 					 DMA_ATTR_NO_KERNEL_MAPPING);
@@ -85,11 +137,15 @@ static void nvme_hmb_dma_free(struct device *dev, struct nvme_hmb_buf *buf,
 		buf->fake->free(buf->fake->priv, size, list, cookie, dma);
 		return;
 	}
-	if (list) /* fate: dma-free, both */
+	if (list) { /* fate: dma-free, both */
 		dma_free_coherent(dev, size, cookie, dma);
-	else
+	} else if (buf->pages) {
+		dma_unmap_page(dev, dma, size, DMA_BIDIRECTIONAL);
+		free_pages((unsigned long)cookie, get_order(size));
+	} else {
 		dma_free_attrs(dev, size, cookie, dma,
 			       DMA_ATTR_NO_KERNEL_MAPPING);
+	}
 	nvme_hmb_dma_account(size, -1);
 }
 
@@ -201,6 +257,7 @@ int nvme_hmb_buf_init(struct nvme_hmb_alloc_ctx *ax, struct nvme_hmb_buf *buf,
 	if (!max_descs || max_descs > NVME_HMB_MAX_DESCS)
 		return -EINVAL;
 	buf->fake = nvme_hmb_fake(ax->hook);
+	buf->pages = !buf->fake && nvme_hmb_direct_pages(ax->dev);
 	if (!nvme_hmb_buf_entries(ax, buf, min(max_descs, page_descs))) {
 		memset(buf, 0, sizeof(*buf));
 		return -ENOMEM;

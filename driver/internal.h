@@ -122,19 +122,21 @@ const char *nvme_hmb_reason_str(enum nvme_hmb_reason reason);
  */
 
 struct nvme_hmb_chunk {
-	void *cookie;		/* dma_alloc_attrs() cookie, not a mapping */
+	void *cookie;		/* the pages, or a dma_alloc_attrs() cookie */
 	dma_addr_t dma;
 	u64 size;
 };
 
 /*
- * The buffers handed to a controller.  Either chunks[] of DMA-coherent
- * memory, or (behind a merging IOMMU) one IOVA-contiguous buffer in sgt.
+ * The buffers handed to a controller.  Either chunks[] (pages mapped for
+ * the device, or DMA-coherent memory where a mapping could be bounced),
+ * or (behind a merging IOMMU) one IOVA-contiguous buffer in sgt.
  * descs_bytes and the chunk sizes record exactly what was allocated, and
  * free uses them: nothing is recomputed.
  */
 struct nvme_hmb_buf {
 	const struct nvme_hmb_alloc_hook *fake;	/* KUnit's allocator */
+	bool pages;		/* chunks are mapped pages, not coherent */
 	struct nvme_host_mem_buf_desc *descs;
 	dma_addr_t descs_dma;
 	size_t descs_bytes;

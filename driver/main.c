@@ -87,7 +87,7 @@ static const struct kernel_param_ops nvme_hmb_chunk_param_ops = {
 module_param_cb(max_chunk_kib, &nvme_hmb_chunk_param_ops,
 		&nvme_hmb_max_chunk_kib, 0644);
 MODULE_PARM_DESC(max_chunk_kib,
-		 "Largest single buffer in KiB; 0: the page allocator's largest block, or no cap behind an IOMMU (default: 0)");
+		 "Largest single buffer in KiB, never above the page allocator's largest block without an IOMMU; 0: no other cap (default: 0)");
 
 unsigned int nvme_hmb_regrow_quiet_sec = 30;
 

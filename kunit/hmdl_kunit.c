@@ -5,6 +5,8 @@
  */
 #include <kunit/test.h>
 #include <linux/dma-mapping.h>
+#include <linux/mm.h>
+#include <linux/string.h>
 #include <linux/platform_device.h>
 #include <linux/sizes.h>
 
@@ -338,6 +340,75 @@ static void list_grows_on_demand(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, t->ax.descs_exhausted);
 }
 
+/*
+ * Chunks are zeroed pages of the page allocator, mapped for the device
+ * as they are (this device has no IOMMU and no DMA offset): never
+ * coherent memory, which comes from CMA first, and nothing of the host's
+ * earlier data is shown to the controller.
+ */
+static void check_mapped_pages(struct kunit *test)
+{
+	struct hmdl_test *t = test->priv;
+	u32 i;
+
+	KUNIT_EXPECT_TRUE(test, t->buf.pages);
+	for (i = 0; i < t->buf.nr_chunks; i++) {
+		struct nvme_hmb_chunk *c = &t->buf.chunks[i];
+
+		KUNIT_ASSERT_TRUE(test, virt_addr_valid(c->cookie));
+		KUNIT_EXPECT_EQ(test, (u64)c->dma,
+				(u64)page_to_phys(virt_to_page(c->cookie)));
+		KUNIT_EXPECT_NULL(test, memchr_inv(c->cookie, 0, c->size));
+	}
+}
+
+/* 8 MiB in two blocks of the largest order; then three pages in one. */
+static void chunks_are_mapped_pages(struct kunit *test)
+{
+	struct hmdl_test *t = test->priv;
+
+	plan_for(test, (struct nvme_hmb_id){ 2048, 2048, 1, 0 }, MIB(128));
+	KUNIT_ASSERT_EQ(test, build(test), 0);
+	check_invariants(test);
+	KUNIT_EXPECT_EQ(test, t->buf.size, MIB(8));
+	KUNIT_EXPECT_EQ(test, t->buf.nr_chunks, 2);
+	check_mapped_pages(test);
+	nvme_hmb_buf_free(&t->pdev->dev, &t->buf);
+
+	if (PAGE_SIZE != SZ_4K)
+		return;
+	plan_for(test, (struct nvme_hmb_id){ 3, 3, 1, 1 }, MIB(128));
+	KUNIT_ASSERT_EQ(test, build(test), 0);
+	check_invariants(test);
+	KUNIT_ASSERT_EQ(test, t->buf.nr_chunks, 1);
+	KUNIT_EXPECT_EQ(test, t->buf.chunks[0].size, KIB(12));
+	check_mapped_pages(test);
+}
+
+/*
+ * A device that cannot reach all memory (a 16 MiB DMA mask) would have
+ * its mapped pages bounced through swiotlb, or not mapped at all: it gets
+ * coherent memory it can reach, as nvme-pci gives it.
+ */
+static void limited_device_gets_coherent_chunks(struct kunit *test)
+{
+	struct hmdl_test *t = test->priv;
+	u32 i;
+
+	KUNIT_ASSERT_EQ(test, dma_set_mask_and_coherent(&t->pdev->dev,
+							DMA_BIT_MASK(24)), 0);
+	if (!dma_addressing_limited(&t->pdev->dev))
+		kunit_skip(test, "all of this machine's memory is below 16 MiB");
+	plan_for(test, (struct nvme_hmb_id){ 16, 16, 1, 0 }, MIB(128));
+	KUNIT_ASSERT_EQ(test, build(test), 0);
+	check_invariants(test);
+	KUNIT_EXPECT_FALSE(test, t->buf.pages);
+	KUNIT_EXPECT_EQ(test, t->buf.size, KIB(64));
+	for (i = 0; i < t->buf.nr_chunks; i++)
+		KUNIT_EXPECT_LE(test, t->buf.chunks[i].dma +
+				t->buf.chunks[i].size, MIB(16));
+}
+
 static struct kunit_case nvme_hmb_hmdl_cases[] = {
 	KUNIT_CASE(build_bg5),
 	KUNIT_CASE(build_mixed_remainder),
@@ -349,6 +420,8 @@ static struct kunit_case nvme_hmb_hmdl_cases[] = {
 	KUNIT_CASE(trim_and_free_twice),
 	KUNIT_CASE(grow_appends),
 	KUNIT_CASE(list_grows_on_demand),
+	KUNIT_CASE(chunks_are_mapped_pages),
+	KUNIT_CASE(limited_device_gets_coherent_chunks),
 	{}
 };
 
