@@ -13,13 +13,17 @@
 #     its own); nvme reset, a resume and real S3 do not let nvme-pci take
 #     it back; rmmod hands it back (nvme-pci sets its own up again); a
 #     refused controller (debugfs) is handed back and stays nvme-pci's;
+#     with a CMA area, CmaFree shows nvme-pci's HMB taken out of it and
+#     nvme-hmb's not;
 #  2. hand-over with nvme.max_host_mem_size_mb=0: nvme-hmb sets it up;
 #  3. resizes under I/O, data compared;
 #  4. nvme reset racing with resizes: nothing is sent while nvme-pci
 #     resets the controller;
 #  5. a late reset report (the engine already gave the buffer back): the
 #     next shrink really disables before it frees;
-#  6. reclaim (drop_caches) and regrow;
+#  6. reclaim (drop_caches) and regrow; behind an IOMMU, the contiguous
+#     buffer that cannot be had (fault injection): at setup, and at a
+#     reclaim that must keep the HMB whole;
 #  7. system sleep: pm_test levels, and with NVME_HMB_REAL_S3=1 five real
 #     S3 cycles in a row (nvme-pci resets the controller on resume);
 #  8. PCI unbind/bind and rmmod/modprobe with the HMB enabled.
@@ -40,7 +44,7 @@ if ! emu_present; then
 	exit $KSFT_SKIP
 fi
 NR_S3=5
-echo "1..$((120 + 3 * NR_S3))"
+echo "1..$((125 + 3 * NR_S3))"
 
 QUIET=10
 BDF=$(basename "$(readlink -f /sys/class/nvme/$CTRL/device)")
@@ -71,7 +75,24 @@ io_loop() { # io_loop FIRST COUNT: COUNT io_ok rounds from 64 KiB block FIRST
 }
 
 # --- 1. hand-over from nvme-pci and back, I/O running ---------------------
+# Where each driver's HMB comes from, when the kernel has a CMA area (the
+# debug kernel's emulated drives boot with cma=64M): nvme-pci's
+# dma_alloc_coherent() takes its buffers out of the area first (without
+# an IOMMU), nvme-hmb's pages never.  CmaFree is read with the caches
+# dropped: the I/O of the tests is direct, nothing else holds the area.
+cma_free() {
+	sync
+	echo 3 > /proc/sys/vm/drop_caches
+	awk '/^CmaFree:/ { print $2 }' /proc/meminfo
+}
+cma_skip=
+[ "$(awk '/^CmaTotal:/ { print $2 }' /proc/meminfo)" -gt 0 ] 2>/dev/null ||
+	cma_skip="no CMA area on $(uname -r) (CONFIG_DMA_CMA and cma=)"
+check "reload nvme without an HMB (CmaFree with none)" \
+	reload_nvme max_host_mem_size_mb=0
+cma_none=$(cma_free)
 check "reload nvme with its default cap" reload_nvme
+cma_linux=$(cma_free)
 check "nvme-pci enabled its HMB" eq "$(feat ehm)" 1
 linux_hsize=$(feat hsize)
 linux_hmdlec=$(feat hmdlec)
@@ -201,6 +222,22 @@ check "the drive saw nvme-pci's disable, then nvme-hmb's enable" \
 	sh -c "[ $(emu disables) -gt $dis0 ] && [ $(emu enables) -gt $en0 ]"
 check "the I/O beside the take-over read back what it wrote" wait $io_pid
 timeline "taken over from nvme-pci"
+cma_hmb=$(cma_free)
+echo "# CmaFree (kB): no HMB ${cma_none:-none}, nvme-pci's ${cma_linux:-none}, nvme-hmb's ${cma_hmb:-none}"
+if [ -n "$cma_skip" ]; then
+	skip "CMA: nvme-pci's HMB comes out of the CMA area" "$cma_skip"
+	skip "CMA: nvme-hmb's takes nothing out of it" "$cma_skip"
+else
+	if [ -e "/sys/bus/pci/devices/$BDF/iommu_group" ]; then
+		skip "CMA: nvme-pci's HMB comes out of the CMA area" \
+			"behind an IOMMU nvme-pci's buffer is not CMA's either"
+	else
+		check "CMA: nvme-pci's HMB comes out of the CMA area" \
+			[ $((cma_none - cma_linux)) -ge 16384 ]
+	fi
+	check "CMA: nvme-hmb's takes nothing out of it" \
+		[ $((cma_none - cma_hmb)) -lt 2048 ]
+fi
 
 # nvme-pci does not take it back at a reset or a resume
 dmesg_mark
@@ -410,15 +447,51 @@ contig_fails() {
 	echo "# no allocation of the setup was the contiguous buffer"
 	return 1
 }
-w="the contiguous buffer failed: buffers of their own instead"
-if [ ! -d $FA ]; then
-	skip "$w" "no fault injection on $(uname -r)"
-elif [ ! -e /sys/bus/pci/devices/$BDF/iommu_group ]; then
-	skip "$w" "the drive is not behind an IOMMU here"
-else
-	check "$w" contig_fails
-fi
+# contig_check DESCRIPTION FUNCTION: a test of the IOVA-contiguous
+# buffer by fault injection, a skip where either is missing
+contig_check() {
+	if [ ! -d $FA ]; then
+		skip "$1" "no fault injection on $(uname -r)"
+	elif [ ! -e "/sys/bus/pci/devices/$BDF/iommu_group" ]; then
+		skip "$1" "the drive is not behind an IOMMU here"
+	else
+		check "$1" "$2"
+	fi
+}
+contig_check "the contiguous buffer failed: buffers of their own instead" \
+	contig_fails
 check "setup: limit_mib 128" put 128 "$D/limit_mib"
+
+# --- 6c. reclaim with no smaller IOVA-contiguous buffer to be had ---------
+# Reclaim replaces the one buffer with a smaller one, allocated first.
+# With every engine allocation failing (fault injection), none can be
+# had: the HMB stays whole and enabled, and the shrinker is offered
+# nothing more until the next enable, so a second drop_caches with
+# allocations back leaves it whole too.
+site_hits() { awk '{ n += $2 } END { print n + 0 }' /sys/kernel/debug/nvme_hmb/fault_sites; }
+contig_kept() {
+	put 0 "$D/limit_mib" && put 128 "$D/limit_mib" &&
+		eq "$(val "$D/nr_descs")" 1 && size_is 65536 || return 1
+	_h=$(site_hits)
+	put 1 "$D/reclaim" && put 0 $FA/probability && put 0 $FA/verbose &&
+		put 1 $FA/interval && put 0 $FA/space && put -1 $FA/times &&
+		put 100 $FA/probability || return 1
+	echo 2 > /proc/sys/vm/drop_caches
+	sleep 2
+	disarm_alloc
+	[ "$(site_hits)" -gt "$_h" ] ||
+		{ echo "# reclaim allocated nothing: no replace was tried"; return 1; }
+	state_is enabled && size_is 65536 ||
+		{ timeline "after the replace that failed"; return 1; }
+	echo 2 > /proc/sys/vm/drop_caches
+	sleep 2
+	state_is enabled && size_is 65536 && agree_pci && emu_clean ||
+		{ timeline "after a second drop_caches"; return 1; }
+}
+contig_check "reclaim with no smaller contiguous buffer: kept whole, offered no more" \
+	contig_kept
+check "setup: reclaim 0, limit_mib 128" sh -c \
+	"echo 0 > $D/reclaim && echo 0 > $D/limit_mib && echo 128 > $D/limit_mib"
 
 # --- 7. system sleep ----------------------------------------------------
 for l in freezer devices platform; do

@@ -156,6 +156,7 @@ recover() {
 # tests turn it on)
 fresh() {
 	disarm_alloc
+	_lim=
 	loaded nvme_hmb_mock || modprobe nvme_hmb_mock $MOCK || return 1
 	for _c in mock0 mock1; do
 		put 0 $SYS/$_c/reclaim && recover $_c || return 1
@@ -164,7 +165,7 @@ fresh() {
 
 # after WHAT C: sane, and C recovers; says what was seen when not
 after() {
-	sane && recover "$2" && held_ok && return 0
+	limit_ok && sane && recover "$2" && held_ok && return 0
 	echo "# ... after $1"
 	return 1
 }
@@ -184,8 +185,41 @@ prep_reclaimed() {
 }
 
 # The operations themselves may fail: what counts is what they leave.
+# A load that failed is judged by alloc_loop (injected, nothing left).
 do_load() { modprobe nvme_hmb_mock $MOCK 2>/dev/null; true; }
-do_limit() { echo "$1" > $SYS/$OPC/limit_mib 2>/dev/null; true; }
+# do_limit N: write OPC's limit_mib; limit_ok (in after) judges the write.
+do_limit() {
+	r _lim0 $SYS/$OPC/limit_mib
+	_lim=$1 _limrc=0
+	_limerr=$( { echo "$1" > $SYS/$OPC/limit_mib; } 2>&1 ) || _limrc=1
+	r _lim1 $SYS/$OPC/limit_mib && r _limst $SYS/$OPC/state
+}
+# limit_ok: the last do_limit's write did what nvme_hmb_set_limit()
+# promises.  Taken: the limit reads what was written.  Failed: with an
+# error the engine gives for a controller or allocator that failed (a
+# lost completion times out), and with ENOMEM while enabled (no memory
+# for a smaller set) the HMB and the limit as they were.
+limit_ok() {
+	[ -n "${_lim:-}" ] || return 0
+	_l=$_lim
+	_lim=
+	if [ "$_limrc" = 0 ]; then
+		[ "$_lim1" = "$_l" ] && return 0
+		echo "# limit_mib $_l accepted, but it reads $_lim1"
+		return 1
+	fi
+	case $_limerr in
+	*"Cannot allocate memory"*)
+		[ "$_limst" != enabled ] || [ "$_lim1" = "$_lim0" ] && return 0
+		echo "# ENOMEM with the HMB enabled, but limit_mib $_lim0 -> $_lim1"
+		return 1 ;;
+	*"Input/output error"* | *"Device or resource busy"* | \
+	*"Connection timed out"*)
+		return 0 ;;
+	esac
+	echo "# limit_mib $_l failed: '$_limerr'"
+	return 1
+}
 do_down() { do_limit 5; }
 do_up() { do_limit 16; }
 do_setup() { do_limit 16; }
@@ -231,9 +265,14 @@ alloc_loop() {
 	while [ -z "${4:-}" ] || [ $_k -le "$4" ]; do
 		$2 || { echo "# $_what: cannot prepare for K=$_k"; return 1; }
 		arm_alloc $_k
+		_limrc=0
 		$3
 		alloc_injected && _inj=1 || _inj=0
 		disarm_alloc
+		if [ "$_limrc" = 1 ] && [ "$_inj" = 0 ]; then
+			echo "# $_what K=$_k: limit_mib failed with nothing injected: '$_limerr'"
+			_bad=1
+		fi
 		if ! loaded nvme_hmb_mock; then
 			# A load that failed must have left nothing.
 			if [ "$3" = do_load ] && { [ "$_inj" = 0 ] ||
@@ -271,9 +310,14 @@ cmd_loop() {
 		while [ -z "$_nr" ] || [ $_k -lt "$_nr" ]; do
 			$_prep || { echo "# $_what: cannot prepare"; return 1; }
 			arm_cmd $OPC $_k $_s
+			_limrc=0
 			$_do
 			cmd_injected $OPC && _inj=1 || _inj=0
 			disarm_cmd $OPC
+			if [ "$_limrc" = 1 ] && [ "$_inj" = 0 ]; then
+				echo "# $_what: limit_mib failed with nothing injected: '$_limerr'"
+				_bad=1
+			fi
 			_runs=$((_runs + 1))
 			after "$_what, command $((_k + 1)) answered $_s" $OPC ||
 				_bad=1
