@@ -89,17 +89,18 @@ static bool nvme_hmb_direct_pages(struct device *dev)
 static void *nvme_hmb_page_alloc(struct nvme_hmb_alloc_ctx *ax, u64 size,
 				 dma_addr_t *dma)
 {
+	unsigned int order = get_order(size);
 	struct page *page;
 
 	if (size > (u64)PAGE_SIZE * MAX_ORDER_NR_PAGES)
 		return NULL;
 	page = alloc_pages_node(dev_to_node(ax->dev),
-				nvme_hmb_gfp(ax) | __GFP_ZERO, get_order(size));
+				nvme_hmb_gfp(ax) | __GFP_ZERO, order);
 	if (!page)
 		return NULL;
 	*dma = dma_map_page(ax->dev, page, 0, size, DMA_BIDIRECTIONAL);
 	if (dma_mapping_error(ax->dev, *dma)) {
-		__free_pages(page, get_order(size));
+		__free_pages(page, order);
 		return NULL;
 	}
 	return page_address(page);

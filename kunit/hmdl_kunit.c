@@ -6,9 +6,9 @@
 #include <kunit/test.h>
 #include <linux/dma-mapping.h>
 #include <linux/mm.h>
-#include <linux/string.h>
 #include <linux/platform_device.h>
 #include <linux/sizes.h>
+#include <linux/string.h>
 
 #include "internal.h"
 

@@ -481,9 +481,7 @@ contig_kept() {
 	put 0 "$D/limit_mib" && put 128 "$D/limit_mib" &&
 		eq "$(val "$D/nr_descs")" 1 && size_is 65536 || return 1
 	_h=$(site_hits)
-	put 1 "$D/reclaim" && put 0 $FA/probability && put 0 $FA/verbose &&
-		put 1 $FA/interval && put 0 $FA/space && put -1 $FA/times &&
-		put 100 $FA/probability || return 1
+	put 1 "$D/reclaim" && arm_alloc 1 -1 || return 1
 	echo 2 > /proc/sys/vm/drop_caches
 	sleep 2
 	disarm_alloc
