@@ -6,11 +6,11 @@
 #   make                build the modules against $(KDIR)
 #   make install        install the modules in /lib/modules/<kver>/extra/nvme-hmb,
 #                       tools/nvme-hmb in $(PREFIX)/sbin and the hand-over
-#                       files of packaging/ in /etc (run depmod)
+#                       files of packaging/ in /usr/lib (run depmod)
 #   make uninstall      remove exactly those files again (run depmod)
 #   make install-tools  install tools/nvme-hmb in $(DESTDIR)$(PREFIX)/sbin
 #   make install-config install packaging/'s modprobe.d and modules-load.d
-#                       files in $(DESTDIR)/etc (after a DKMS install)
+#                       files in $(DESTDIR)/usr/lib (after a DKMS install)
 #   make dkms-source    copy what DKMS builds from into
 #                       $(DESTDIR)/usr/src/nvme-hmb-<version> (dkms.conf)
 #   make check          checkpatch --strict, sparse (C=2) and a W=1 build
@@ -44,9 +44,12 @@ endif
 # Kernel source tree matching KDIR, for the private nvme-core header
 # (drivers/nvme/host/nvme.h) that nvme_hmb_pci needs.  Optional.
 KSRC ?=
-# 1: build the engine and the mock only, without nvme_hmb_pci (Kbuild
-# otherwise fails when nvme_hmb_pci cannot be built).
+# 1: build the engine only, without nvme_hmb_pci (Kbuild otherwise fails
+# when nvme_hmb_pci cannot be built).
 NVME_HMB_ENGINE_ONLY ?=
+# 1: also build the test modules (the mock controllers, and the KUnit
+# suites on a KUnit kernel); make test, demo and bench ask for them.
+NVME_HMB_TESTS ?=
 PREFIX ?= /usr/local
 
 # Staging: DESTDIR prefixes every installed path, INSTALL_MOD_PATH (kbuild's
@@ -61,9 +64,12 @@ INSTALL_MOD_PATH ?= $(DESTDIR)
 # DKMS puts its copies elsewhere (updates/dkms on Debian): see dkms.conf.
 MOD_SUBDIR := extra/nvme-hmb
 MODDIR = $(INSTALL_MOD_PATH)/lib/modules/$(KVER)/$(MOD_SUBDIR)
-MODULES := nvme_hmb nvme_hmb_mock nvme_hmb_pci
-MODPROBE_CONF := $(DESTDIR)/etc/modprobe.d/nvme-hmb.conf
-MODLOAD_CONF := $(DESTDIR)/etc/modules-load.d/nvme-hmb.conf
+# Every module a build may make: uninstall removes them all.
+MODULES := nvme_hmb nvme_hmb_pci nvme_hmb_mock nvme_hmb_kunit
+# The hand-over files, where a package puts its own (the administrator's
+# go to /etc/modprobe.d and /etc/modules-load.d, and win over these).
+MODPROBE_CONF := $(DESTDIR)/usr/lib/modprobe.d/nvme-hmb.conf
+MODLOAD_CONF := $(DESTDIR)/usr/lib/modules-load.d/nvme-hmb.conf
 
 # The version: dkms.conf's PACKAGE_VERSION is the only place it is written.
 VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"$$/\1/p' dkms.conf)
@@ -96,7 +102,8 @@ all: modules
 
 modules:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) KSRC=$(KSRC) \
-		NVME_HMB_ENGINE_ONLY=$(NVME_HMB_ENGINE_ONLY) modules
+		NVME_HMB_ENGINE_ONLY=$(NVME_HMB_ENGINE_ONLY) \
+		NVME_HMB_TESTS=$(NVME_HMB_TESTS) modules
 
 # Everything of Documentation/nvme-hmb-install.rst's "make install": the
 # modules built by `make` (not rebuilt here, so that `sudo make install`
@@ -119,6 +126,7 @@ modules_install:
 	@test -d $(KDIR) || { echo "nvme-hmb: no kernel build tree $(KDIR)" >&2; exit 1; }
 	$(MAKE) -C $(KDIR) M=$(CURDIR) KSRC=$(KSRC) \
 		NVME_HMB_ENGINE_ONLY=$(NVME_HMB_ENGINE_ONLY) \
+		NVME_HMB_TESTS=$(NVME_HMB_TESTS) \
 		INSTALL_MOD_PATH=$(INSTALL_MOD_PATH) INSTALL_MOD_DIR=$(MOD_SUBDIR) \
 		$(nosign) $(nodepmod) modules_install
 	$(if $(INSTALL_MOD_PATH),,depmod -a $(KVER))
@@ -128,7 +136,11 @@ modules_install:
 
 # The user tool (Documentation/nvme-hmb-sweep.rst): one shell script.
 install-tools:
-	install -D -m 0755 tools/nvme-hmb $(DESTDIR)$(PREFIX)/sbin/nvme-hmb
+	@test -n "$(VERSION)" || { echo "nvme-hmb: no PACKAGE_VERSION in dkms.conf" >&2; exit 1; }
+	install -d $(DESTDIR)$(PREFIX)/sbin
+	sed 's/^VERSION=@VERSION@$$/VERSION=$(VERSION)/' tools/nvme-hmb \
+		>$(DESTDIR)$(PREFIX)/sbin/nvme-hmb
+	chmod 0755 $(DESTDIR)$(PREFIX)/sbin/nvme-hmb
 
 # nvme_hmb_pci loads at boot, after nvme, and takes the HMB over from
 # nvme-pci (Documentation/nvme-hmb-install.rst).  Also for DKMS installs,
@@ -137,6 +149,9 @@ install-tools:
 install-config:
 	install -D -m 0644 packaging/modprobe.d/nvme-hmb.conf $(MODPROBE_CONF)
 	install -D -m 0644 packaging/modules-load.d/nvme-hmb.conf $(MODLOAD_CONF)
+	@# An earlier nvme-hmb's file in /etc wins over these.
+	@! grep -qs max_host_mem_size_mb $(DESTDIR)/etc/modprobe.d/nvme-hmb.conf || \
+		echo "nvme-hmb: $(DESTDIR)/etc/modprobe.d/nvme-hmb.conf, from an earlier nvme-hmb, keeps nvme-pci's HMB off and wins over $(MODPROBE_CONF): remove it (Documentation/nvme-hmb-install.rst)" >&2
 
 # Removes what install may have put there, for KVER, and nothing else: the
 # module directory goes, and extra/ with it when nothing else is in it.
@@ -156,7 +171,8 @@ dkms-source:
 	mkdir -p $(DKMS_SRC)
 	tar -cf - --exclude='*.o' --exclude='*.ko' --exclude='.*.cmd' \
 		--exclude='*.mod' --exclude='*.mod.c' --exclude='nvme-private' \
-		dkms.conf Makefile Kbuild driver kunit | tar -C $(DKMS_SRC) -xf -
+		COPYING CHANGELOG dkms.conf Makefile Kbuild driver kunit | \
+		tar -C $(DKMS_SRC) -xf -
 
 clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null || true

@@ -1431,4 +1431,5 @@ module_exit(mock_exit);
 MODULE_DESCRIPTION("Mock NVMe controllers for the nvme-hmb engine");
 MODULE_AUTHOR("nvme-hmb developers");
 MODULE_LICENSE("GPL");
+MODULE_VERSION(NVME_HMB_VERSION);
 MODULE_IMPORT_NS(NVME_HMB_NS);

@@ -1576,4 +1576,5 @@ module_exit(hmb_pci_exit);
 MODULE_DESCRIPTION("nvme-hmb backend for NVMe PCIe controllers run by nvme-pci");
 MODULE_AUTHOR("nvme-hmb developers");
 MODULE_LICENSE("GPL");
+MODULE_VERSION(NVME_HMB_VERSION);
 MODULE_IMPORT_NS(NVME_HMB_NS);
