@@ -481,11 +481,13 @@ static void nvme_hmb_enabled(struct nvme_hmb_ctrl *ctrl, bool mr)
 /* Not sent, a reset is under way: held, disabled, for its report. */
 static int nvme_hmb_enable_deferred(struct nvme_hmb_ctrl *ctrl)
 {
+	struct nvme_hmb_sz a;
+
 	ctrl->state = NVME_HMB_SUSPENDED;
 	ctrl->enable_deferred = true; /* fate: enable-deferred */
-	dev_info_ratelimited(ctrl->port->dev,
-			     "HMB: controller is being reset; enabling %llu KiB once it is ready\n",
-			     ctrl->buf.size >> 10);
+	dev_dbg(ctrl->port->dev,
+		"HMB: controller is being reset; enabling %s once it is ready\n",
+		sz(&a, ctrl->buf.size));
 	return -EAGAIN;
 }
 
@@ -503,6 +505,7 @@ static int nvme_hmb_enable_deferred(struct nvme_hmb_ctrl *ctrl)
 static int nvme_hmb_enable(struct nvme_hmb_ctrl *ctrl, bool mr)
 {
 	enum nvme_hmb_verdict guard;
+	struct nvme_hmb_sz a;
 	int ret;
 
 	ctrl->enable_deferred = false;
@@ -558,8 +561,8 @@ static int nvme_hmb_enable(struct nvme_hmb_ctrl *ctrl, bool mr)
 
 	nvme_hmb_cmd_error(ctrl, "enable (Set Features)", ret);
 	dev_info_ratelimited(ctrl->port->dev,
-			     "HMB: the rejected buffer was %llu KiB in %u descriptor%s\n",
-			     ctrl->buf.size >> 10, ctrl->buf.nr_chunks,
+			     "HMB: the rejected buffer was %s in %u descriptor%s\n",
+			     sz(&a, ctrl->buf.size), ctrl->buf.nr_chunks,
 			     ctrl->buf.nr_chunks == 1 ? "" : "s");
 	ctrl->reason = NVME_HMB_R_SET_FAILED;
 	if (nvme_hmb_status_refused(ret)) { /* fate: enable-refused, both */
@@ -649,18 +652,30 @@ static void nvme_hmb_explain_off(struct nvme_hmb_ctrl *ctrl)
 	}
 }
 
-static void nvme_hmb_report_enabled(struct nvme_hmb_ctrl *ctrl,
-				    const char *what)
+/*
+ * One info line when the HMB is set up or resized; the same buffer given
+ * back after a reset or a sleep (@routine) is said at debug level only, as
+ * nvme-pci says nothing then either.
+ */
+static void nvme_hmb_report(struct nvme_hmb_ctrl *ctrl, const char *what,
+			    bool routine)
 {
+	const char *reason = nvme_hmb_reason_str(ctrl->reason);
+	const char *s = ctrl->buf.nr_chunks == 1 ? "" : "s";
 	struct nvme_hmb_sz a, b;
 
-	dev_info_ratelimited(ctrl->port->dev,
-			     "HMB %s: %s of %s asked, %u descriptor%s, %llu us (%s)\n",
-			     what, sz(&a, ctrl->buf.size),
-			     sz(&b, ctrl->caps.pref), ctrl->buf.nr_chunks,
-			     ctrl->buf.nr_chunks == 1 ? "" : "s",
-			     ctrl->stats.setup_us,
-			     nvme_hmb_reason_str(ctrl->reason));
+	sz(&a, ctrl->buf.size);
+	sz(&b, ctrl->caps.pref);
+	if (routine)
+		dev_dbg(ctrl->port->dev,
+			"HMB %s: %s of %s asked, %u descriptor%s, %llu us (%s)\n",
+			what, a.s, b.s, ctrl->buf.nr_chunks, s,
+			ctrl->stats.setup_us, reason);
+	else
+		dev_info_ratelimited(ctrl->port->dev,
+				     "HMB %s: %s of %s asked, %u descriptor%s, %llu us (%s)\n",
+				     what, a.s, b.s, ctrl->buf.nr_chunks, s,
+				     ctrl->stats.setup_us, reason);
 }
 
 /*
@@ -736,7 +751,7 @@ static int nvme_hmb_setup(struct nvme_hmb_ctrl *ctrl)
 	ctrl->reason = reason;
 	ctrl->enabled_reason = reason;
 	ctrl->stats.setup_us = ktime_us_delta(ktime_get(), start);
-	nvme_hmb_report_enabled(ctrl, "enabled");
+	nvme_hmb_report(ctrl, "enabled", false);
 	return 0;
 }
 
@@ -959,7 +974,7 @@ static int nvme_hmb_apply(struct nvme_hmb_ctrl *ctrl)
 	ctrl->stats.resizes++;
 	ctrl->enabled_reason = ctrl->reason;
 	ctrl->stats.setup_us = ktime_us_delta(ktime_get(), start);
-	nvme_hmb_report_enabled(ctrl, "resized");
+	nvme_hmb_report(ctrl, "resized", false);
 	return 0;
 }
 
@@ -1002,6 +1017,7 @@ static bool nvme_hmb_held_by_other(struct nvme_hmb_ctrl *ctrl)
  */
 int nvme_hmb_set_limit(struct nvme_hmb_ctrl *ctrl, u64 limit)
 {
+	struct nvme_hmb_sz a;
 	int ret;
 
 	mutex_lock(&ctrl->lock);
@@ -1028,8 +1044,8 @@ int nvme_hmb_set_limit(struct nvme_hmb_ctrl *ctrl, u64 limit)
 		if (ret == -ENOMEM && ctrl->state == NVME_HMB_ENABLED) {
 			ctrl->limit = old;
 			dev_warn_ratelimited(ctrl->port->dev,
-					     "HMB: no memory for a smaller set of buffers; keeping %llu KiB\n",
-					     ctrl->buf.size >> 10);
+					     "HMB: no memory for a smaller set of buffers; keeping %s\n",
+					     sz(&a, ctrl->buf.size));
 		}
 	}
 	mutex_unlock(&ctrl->lock);
@@ -1133,7 +1149,7 @@ enable:
 			"HMB disabled by a controller reset; returning it\n");
 	if (!nvme_hmb_enable(ctrl, true)) { /* fate: reset-return */
 		nvme_hmb_refresh_reason(ctrl);
-		nvme_hmb_report_enabled(ctrl, "re-enabled");
+		nvme_hmb_report(ctrl, "re-enabled", true);
 	}
 out:
 	mutex_unlock(&ctrl->lock);
@@ -1330,9 +1346,8 @@ VISIBLE_IF_KUNIT void nvme_hmb_reclaim_locked(struct nvme_hmb_ctrl *ctrl,
 	}
 	ctrl->shrunk = true;
 	ctrl->last_reclaim = jiffies;
-	dev_info_ratelimited(ctrl->port->dev,
-			     "HMB reclaimed under memory pressure: %s -> %s\n",
-			     sz(&a, size), sz(&b, ctrl->buf.size));
+	dev_dbg(ctrl->port->dev, "HMB reclaimed under memory pressure: %s -> %s\n",
+		sz(&a, size), sz(&b, ctrl->buf.size));
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_reclaim_locked);
 
@@ -1422,8 +1437,8 @@ VISIBLE_IF_KUNIT void nvme_hmb_regrow_locked(struct nvme_hmb_ctrl *ctrl)
 	ctrl->last_regrow = jiffies;
 	ctrl->enabled_reason = ctrl->reason;
 	ctrl->stats.regrows++;
-	dev_info_ratelimited(ctrl->port->dev, "HMB regrown: %s -> %s\n",
-			     sz(&a, before), sz(&b, ctrl->buf.size));
+	dev_dbg(ctrl->port->dev, "HMB regrown: %s -> %s\n",
+		sz(&a, before), sz(&b, ctrl->buf.size));
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_regrow_locked);
 
@@ -1485,6 +1500,8 @@ EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_set_reclaim);
  */
 void nvme_hmb_sleep(struct nvme_hmb_ctrl *ctrl, bool hibernate)
 {
+	struct nvme_hmb_sz a;
+
 	mutex_lock(&ctrl->lock);
 	if (ctrl->gone || ctrl->sleeping)
 		goto out;
@@ -1501,14 +1518,14 @@ void nvme_hmb_sleep(struct nvme_hmb_ctrl *ctrl, bool hibernate)
 	ctrl->stats.suspends++;
 	ctrl->reason = NVME_HMB_R_SLEEP;
 	if (hibernate) { /* fate: sleep-hibernate, both */
-		dev_info(ctrl->port->dev, "HMB disabled and freed for hibernation (%llu KiB)\n",
-			 ctrl->buf.size >> 10);
+		dev_dbg(ctrl->port->dev, "HMB disabled and freed for hibernation (%s)\n",
+			sz(&a, ctrl->buf.size));
 		nvme_hmb_release(ctrl);
 		ctrl->reason = NVME_HMB_R_SLEEP;
 		ctrl->shrunk = true;	/* set up again on wake-up */
 	} else {
-		dev_info(ctrl->port->dev, "HMB disabled for suspend, %llu KiB kept to return\n",
-			 ctrl->buf.size >> 10);
+		dev_dbg(ctrl->port->dev, "HMB disabled for suspend, %s kept to return\n",
+			sz(&a, ctrl->buf.size));
 	}
 out:
 	mutex_unlock(&ctrl->lock);
@@ -1535,7 +1552,7 @@ void nvme_hmb_wake(struct nvme_hmb_ctrl *ctrl, bool fresh)
 		if (!nvme_hmb_enable(ctrl, !fresh)) {
 			nvme_hmb_refresh_reason(ctrl);
 			ctrl->stats.resumes++;
-			nvme_hmb_report_enabled(ctrl, "re-enabled after sleep");
+			nvme_hmb_report(ctrl, "re-enabled after sleep", true);
 		}
 	} else if (rebuild) {
 		ctrl->shrunk = false;
@@ -1597,6 +1614,17 @@ u64 nvme_hmb_size(struct nvme_hmb_ctrl *ctrl)
 	       READ_ONCE(ctrl->buf.size) : 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_size);
+
+/*
+ * The memory behind the current descriptor list, whatever the state:
+ * what is enabled, kept across a suspend, or kept for a controller whose
+ * disable was not confirmed.
+ */
+u64 nvme_hmb_held(struct nvme_hmb_ctrl *ctrl)
+{
+	return READ_ONCE(ctrl->buf.size);
+}
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_held);
 
 u32 nvme_hmb_nr_descs(struct nvme_hmb_ctrl *ctrl)
 {

@@ -294,6 +294,7 @@ bool nvme_hmb_teardown_locked(struct nvme_hmb_ctrl *ctrl);
 void nvme_hmb_forget_locked(struct nvme_hmb_ctrl *ctrl);
 int nvme_hmb_set_limit(struct nvme_hmb_ctrl *ctrl, u64 limit);
 u64 nvme_hmb_size(struct nvme_hmb_ctrl *ctrl);
+u64 nvme_hmb_held(struct nvme_hmb_ctrl *ctrl);
 u32 nvme_hmb_nr_descs(struct nvme_hmb_ctrl *ctrl);
 enum nvme_hmb_state nvme_hmb_state(struct nvme_hmb_ctrl *ctrl);
 enum nvme_hmb_reason nvme_hmb_reason(struct nvme_hmb_ctrl *ctrl);

@@ -32,6 +32,28 @@
 #define NVME_HMB_LIMIT_LINUX_MIB	128
 unsigned int nvme_hmb_default_limit_mib = NVME_HMB_LIMIT_AUTO;
 
+/*
+ * A parameter's number, decimal only: the kernel's own uint parameters
+ * take any base, and "010" would be 8 MiB.  A trailing newline (a write
+ * to /sys/module) is taken; a sign or anything else is refused.
+ */
+static int nvme_hmb_param_dec(const char *val, unsigned int min,
+			      unsigned int max, unsigned int *out)
+{
+	unsigned int v;
+	int ret;
+
+	if (!val || val[0] == '+')
+		return -EINVAL;
+	ret = kstrtouint(val, 10, &v);
+	if (ret)
+		return ret;
+	if (v < min || v > max)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
 static int nvme_hmb_limit_param_set(const char *val,
 				    const struct kernel_param *kp)
 {
@@ -42,11 +64,9 @@ static int nvme_hmb_limit_param_set(const char *val,
 		*(unsigned int *)kp->arg = NVME_HMB_LIMIT_AUTO;
 		return 0;
 	}
-	ret = kstrtouint(val, 0, &mib);
+	ret = nvme_hmb_param_dec(val, 0, NVME_HMB_LIMIT_MAX_MIB, &mib);
 	if (ret)
 		return ret;
-	if (mib > NVME_HMB_LIMIT_MAX_MIB)
-		return -ERANGE;
 	*(unsigned int *)kp->arg = mib;
 	return 0;
 }
@@ -76,7 +96,7 @@ unsigned int nvme_hmb_max_chunk_kib;
 static int nvme_hmb_chunk_param_set(const char *val,
 				    const struct kernel_param *kp)
 {
-	return param_set_uint_minmax(val, kp, 0, NVME_HMB_LIMIT_MAX_MIB << 10);
+	return nvme_hmb_param_dec(val, 0, NVME_HMB_LIMIT_MAX_MIB << 10, kp->arg);
 }
 
 static const struct kernel_param_ops nvme_hmb_chunk_param_ops = {
@@ -94,7 +114,7 @@ unsigned int nvme_hmb_regrow_quiet_sec = 30;
 static int nvme_hmb_quiet_param_set(const char *val,
 				    const struct kernel_param *kp)
 {
-	return param_set_uint_minmax(val, kp, 1, 3600);
+	return nvme_hmb_param_dec(val, 1, 3600, kp->arg);
 }
 
 static const struct kernel_param_ops nvme_hmb_quiet_param_ops = {
@@ -306,3 +326,4 @@ module_exit(nvme_hmb_exit);
 MODULE_DESCRIPTION("NVMe Host Memory Buffer manager");
 MODULE_AUTHOR("nvme-hmb developers");
 MODULE_LICENSE("GPL");
+MODULE_VERSION(NVME_HMB_VERSION);

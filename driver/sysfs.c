@@ -88,6 +88,14 @@ static ssize_t size_kib_show(struct kobject *kobj,
 
 static struct kobj_attribute size_kib_attr = __ATTR_RO(size_kib);
 
+static ssize_t held_kib_show(struct kobject *kobj,
+			     struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%llu\n", nvme_hmb_held(to_ctrl(kobj)) >> 10);
+}
+
+static struct kobj_attribute held_kib_attr = __ATTR_RO(held_kib);
+
 static ssize_t nr_descs_show(struct kobject *kobj,
 			     struct kobj_attribute *attr, char *buf)
 {
@@ -241,6 +249,7 @@ static struct attribute *nvme_hmb_ctrl_attrs[] = {
 	&hmmaxd_attr.attr,
 	&limit_mib_attr.attr,
 	&size_kib_attr.attr,
+	&held_kib_attr.attr,
 	&nr_descs_attr.attr,
 	&state_attr.attr,
 	&reason_attr.attr,
@@ -283,15 +292,29 @@ void nvme_hmb_kobj_init(struct nvme_hmb_ctrl *ctrl)
 	kobject_init(&ctrl->kobj, &nvme_hmb_ctrl_ktype);
 }
 
+/*
+ * The directory, and in it "device", a link to the controller's device:
+ * a controller's name may be reused once it is gone (a hot-unplug), the
+ * link says which device a directory is about.
+ */
 int nvme_hmb_kobj_add(struct nvme_hmb_ctrl *ctrl)
 {
+	int ret;
+
 	if (nvme_hmb_fault(NVME_HMB_SITE_KOBJ))
 		return -ENOMEM;
-	return kobject_add(&ctrl->kobj, nvme_hmb_root, "%s", ctrl->name);
+	ret = kobject_add(&ctrl->kobj, nvme_hmb_root, "%s", ctrl->name);
+	if (ret)
+		return ret;
+	ret = sysfs_create_link(&ctrl->kobj, &ctrl->port->dev->kobj, "device");
+	if (ret)
+		kobject_del(&ctrl->kobj);
+	return ret;
 }
 
 void nvme_hmb_kobj_del(struct nvme_hmb_ctrl *ctrl)
 {
+	sysfs_remove_link(&ctrl->kobj, "device");
 	kobject_del(&ctrl->kobj);
 }
 

@@ -636,6 +636,9 @@ static void dies_mid_command(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(32)), -ETIMEDOUT);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_FAILED);
 	KUNIT_EXPECT_EQ(test, t->ctrl->buf.size, MIB(64));
+	/* held_kib says what is kept; size_kib counts enabled memory only. */
+	KUNIT_EXPECT_EQ(test, nvme_hmb_held(t->ctrl), MIB(64));
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), 0ULL);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(16)), -EBUSY);
 	nvme_hmb_mock_reset(t->mock);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
@@ -681,6 +684,9 @@ static void disable_fails_keeps_memory(struct kunit *test)
 	expect_agree(test);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(32)), 0);
 	expect_agree(test);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_held(t->ctrl), MIB(32));
+	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, 0), 0);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_held(t->ctrl), 0ULL);
 }
 
 /*

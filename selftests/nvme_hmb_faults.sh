@@ -89,24 +89,31 @@ disarm_cmd() { put "0 0 0" $DBG/$1/fail_sets; }
 # look C: C as the engine and its mock see it
 look() {
 	r ST $SYS/$1/state && r RS $SYS/$1/reason && r SZ $SYS/$1/size_kib &&
+	r HK $SYS/$1/held_kib &&
 	r ND $SYS/$1/nr_descs && r HS $DBG/$1/hsize && r HC $DBG/$1/hmdlec &&
 	r EHM $DBG/$1/ehm && r VIO $DBG/$1/violations
 }
-said() { echo "# $1: $ST ($RS), $SZ KiB in $ND; mock: ehm $EHM, $((HS * 4)) KiB in $HC, violations $VIO"; }
+said() { echo "# $1: $ST ($RS), $SZ KiB in $ND, $HK KiB held; mock: ehm $EHM, $((HS * 4)) KiB in $HC, violations $VIO"; }
 # fits C: no violation, and a state with a reason that fits it; enabled
-# as the mock sees it
+# as the mock sees it, off holding nothing
 fits() {
 	look $1 && [ "$VIO" = 0 ] || { said $1; return 1; }
 	case "$ST:$RS" in
 	enabled:granted | enabled:"limited by"* | \
 	enabled:"allocation fell short"* | enabled:reclaimed*)
-		[ "$EHM" = 1 ] && [ $((HS * 4)) = "$SZ" ] && [ "$HC" = "$ND" ] ;;
+		[ "$EHM" = 1 ] && [ $((HS * 4)) = "$SZ" ] && [ "$HC" = "$ND" ] &&
+		[ "$HK" = "$SZ" ] ;;
 	off:"allocation failed below HMMIN"* | \
 	off:"controller rejected Set Features"* | off:"turned off"*)
-		[ "$EHM" = 0 ] ;;
+		[ "$EHM" = 0 ] && [ "$HK" = 0 ] ;;
 	# Memory kept for the controller (size_kib counts enabled memory
-	# only): the mock, which may still own it, watches it.
-	failed:"disable failed"*) true ;;
+	# only, held_kib what is kept): while the mock still has the HMB
+	# enabled, exactly the buffer it holds, which it watches.  A
+	# disable it executed but that failed on the way back leaves it
+	# with none, and the engine cannot know: then anything kept.
+	failed:"disable failed"*)
+		[ "$SZ" = 0 ] && [ "$HK" -gt 0 ] &&
+		{ [ "$EHM" = 0 ] || [ $((HS * 4)) = "$HK" ]; } ;;
 	*) false ;;
 	esac && return 0
 	said $1
@@ -115,16 +122,24 @@ fits() {
 
 # held_ok: the engine's own count of DMA allocations is what the
 # controllers hold (a list and its buffers each), plus any leaked on
-# purpose; at least that while one keeps memory for a failed disable,
-# which sysfs does not size (recover() then checks it exactly)
+# purpose.  A controller that keeps memory for a failed disable holds a
+# list and at least one buffer, exactly the mock's while the mock still
+# has the HMB enabled (sysfs does not count kept descriptors; recover()
+# then checks it exactly).
 held_ok() {
 	_exp=$LEAKED _kept=0
 	for _c in mock0 mock1; do
 		[ -d $SYS/$_c ] || continue
 		r _sz $SYS/$_c/size_kib && r _nd $SYS/$_c/nr_descs &&
-		r _st $SYS/$_c/state
+		r _st $SYS/$_c/state && r _ehm $DBG/$_c/ehm &&
+		r _hc $DBG/$_c/hmdlec
 		[ "$_sz" = 0 ] || _exp=$((_exp + _nd + 1))
-		[ "$_st" != failed ] || _kept=1
+		[ "$_st" = failed ] || continue
+		if [ "$_ehm" = 1 ]; then
+			_exp=$((_exp + _hc + 1))
+		else
+			_exp=$((_exp + 2)) _kept=1
+		fi
 	done
 	read -r _allocs _bytes < $FI/dma_held
 	[ "$_allocs" = "$_exp" ] && return 0
@@ -185,8 +200,9 @@ prep_reclaimed() {
 }
 
 # The operations themselves may fail: what counts is what they leave.
-# A load that failed is judged by alloc_loop (injected, nothing left).
-do_load() { modprobe nvme_hmb_mock $MOCK 2>/dev/null; true; }
+# A load that failed is judged by alloc_loop (injected, ENOMEM, nothing
+# left): _loaderr holds what modprobe said.
+do_load() { _loaderr=$(modprobe nvme_hmb_mock $MOCK 2>&1) || return 0; _loaderr=; }
 # do_limit N: write OPC's limit_mib; limit_ok (in after) judges the write.
 do_limit() {
 	r _lim0 $SYS/$OPC/limit_mib
@@ -274,10 +290,12 @@ alloc_loop() {
 			_bad=1
 		fi
 		if ! loaded nvme_hmb_mock; then
-			# A load that failed must have left nothing.
+			# A load that failed must have failed for the
+			# allocation made to fail, and left nothing.
 			if [ "$3" = do_load ] && { [ "$_inj" = 0 ] ||
-			   [ -d $SYS/mock0 ] || ! held_ok; }; then
-				echo "# $_what K=$_k: the load failed uninjected, or left state"
+			   [ -d $SYS/mock0 ] || ! held_ok ||
+			   [ "${_loaderr#*Cannot allocate memory}" = "$_loaderr" ]; }; then
+				echo "# $_what K=$_k: the load failed uninjected, or not with ENOMEM, or left state: '$_loaderr'"
 				_bad=1
 			fi
 			fresh || _bad=1

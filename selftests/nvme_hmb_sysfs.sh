@@ -10,7 +10,7 @@
 
 . "$(dirname "$0")/ksft_lib"
 
-ksft_begin 47
+ksft_begin 53
 
 # Three drives: KIOXIA BG5-like, Crucial P3 Plus-like, and one HMMAXD 8.
 modprobe nvme_hmb default_limit_mib=128
@@ -20,8 +20,8 @@ check "three controller directories" \
 	test -d $SYS/mock0 -a -d $SYS/mock1 -a -d $SYS/mock2
 
 modes_ok() {
-	for f in hmpre_kib hmmin_kib hmminds_kib hmmaxd size_kib nr_descs \
-		 state reason; do
+	for f in hmpre_kib hmmin_kib hmminds_kib hmmaxd size_kib held_kib \
+		 nr_descs state reason; do
 		eq "$(stat -c %a $SYS/mock0/$f)" 444 || return 1
 	done
 	for f in limit_mib reclaim reclaim_floor_mib; do
@@ -30,6 +30,24 @@ modes_ok() {
 }
 check "file modes (0444; limit_mib, reclaim, reclaim_floor_mib 0644)" \
 	modes_ok
+
+# device: each directory links to its own controller's device (the mock's
+# platform device), one device per directory.
+devices_ok() {
+	_seen=
+	for _c in mock0 mock1 mock2; do
+		[ -L $SYS/$_c/device ] || { echo "# $_c: no device link"; return 1; }
+		_d=$(readlink -f $SYS/$_c/device)
+		case "$_d" in
+		/sys/devices/platform/nvme_hmb_mock.*) ;;
+		*) echo "# $_c: device is $_d"; return 1 ;;
+		esac
+		[ -d "$_d" ] && [ "${_seen#* $_d }" = "$_seen" ] ||
+			{ echo "# $_c: $_d missing or shared"; return 1; }
+		_seen="$_seen $_d "
+	done
+}
+check "a device link per controller, to its own device" devices_ok
 
 ident_ok() {
 	eq "$(val $SYS/mock1/hmpre_kib)" 32768 &&
@@ -41,6 +59,7 @@ check "Identify fields agree with the mock parameters" ident_ok
 
 profile() { # profile NAME SIZE_KIB NR_DESCS REASON
 	eq "$(val $SYS/$1/size_kib)" "$2" &&
+	eq "$(val $SYS/$1/held_kib)" "$2" &&
 	eq "$(val $SYS/$1/nr_descs)" "$3" &&
 	eq "$(val $SYS/$1/reason)" "$4" && agree "$1"
 }
@@ -60,6 +79,7 @@ resize() { # resize NAME MIB SIZE_KIB STATE
 check "resize down to 32 MiB" resize mock0 32 32768 enabled
 check "resize down to 20 MiB" resize mock0 20 20480 enabled
 check "resize to 0: off" resize mock0 0 0 off
+check "off holds nothing" eq "$(val $SYS/mock0/held_kib)" 0
 check "limit 0 gives its reason" eq "$(val $SYS/mock0/reason)" \
 	"turned off (limit_mib 0)"
 check "resize back up to 48 MiB" resize mock0 48 49152 enabled
@@ -138,6 +158,21 @@ check "read-only files refuse writes" \
 check "module parameter rejects garbage" \
 	write_refused 12abc /sys/module/nvme_hmb/parameters/default_limit_mib \
 	"Invalid argument"
+# Decimal only: "010" is ten, never eight; hex and signs are refused, and
+# a refused write leaves the value as it was.
+P=/sys/module/nvme_hmb/parameters
+param_dec() { # param_dec FILE: decimal only, the old value kept on refusal
+	_old=$(cat $P/$1)
+	write_refused 0x10 $P/$1 "Invalid argument" &&
+	write_refused +16 $P/$1 "Invalid argument" &&
+	eq "$(cat $P/$1)" "$_old" &&
+	put 010 $P/$1 && eq "$(cat $P/$1)" 10 && put "$_old" $P/$1
+}
+check "default_limit_mib is decimal only" param_dec default_limit_mib
+check "max_chunk_kib is decimal only" param_dec max_chunk_kib
+check "regrow_quiet_sec is decimal only" param_dec regrow_quiet_sec
+check "regrow_quiet_sec refuses 0" \
+	write_refused 0 $P/regrow_quiet_sec "out of range"
 check "no violations after hostile input" eq "$(val $DBG/mock0/violations)" 0
 
 # Races: resizes from four writers at once, with the engine's own reclaim
