@@ -80,9 +80,10 @@ io_loop() { # io_loop FIRST COUNT: COUNT io_ok rounds from 64 KiB block FIRST
 # dma_alloc_coherent() takes its buffers out of the area first (without
 # an IOMMU), nvme-hmb's pages never.  Movable pages may borrow the area
 # (the page cache, and the tmpfs files io_ok compares, 2 MiB): CmaFree is
-# read with those files gone and the caches dropped, and nvme-hmb's
-# buffer may leave up to 4 MiB of such noise, where nvme-pci's takes
-# the whole area.
+# read with those files gone and the caches dropped.  What stays of such
+# noise is small beside an HMB (4 MiB seen on Debian's 7.3, after the
+# take-over beside I/O): nvme-hmb's 64 MiB may leave less than a quarter
+# of itself, where nvme-pci's takes the whole area.
 cma_free() {
 	rm -f "$T/pat" "$T/back" "$T.bg/pat" "$T.bg/back"
 	sync
@@ -244,7 +245,7 @@ else
 			cma_drop "$cma_linux" -ge 16384
 	fi
 	check "CMA: nvme-hmb's takes nothing out of it" \
-		cma_drop "$cma_hmb" -lt 4096
+		cma_drop "$cma_hmb" -lt 16384
 fi
 
 # nvme-pci does not take it back at a reset or a resume

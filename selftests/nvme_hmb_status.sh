@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # nvme-hmb-vm: main emu
-# nvme-hmb-kernel: stock stock-6.12
+# nvme-hmb-kernel: stock stock-6.12 newest
 #
 # `nvme-hmb status` and `nvme-hmb status --json` (tools/nvme-hmb) checked
 # against sysfs.  The JSON is parsed by a strict JSON parser in awk (the

@@ -1384,7 +1384,8 @@ static int __init mock_init(void)
 			return -ERANGE;
 	}
 
-	mock_wq = alloc_workqueue("nvme_hmb_mock", WQ_MEM_RECLAIM, 0);
+	/* Unbound: no work of the mock needs a CPU of its own. */
+	mock_wq = alloc_workqueue("nvme_hmb_mock", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
 	if (!mock_wq)
 		return -ENOMEM;
 	mock_debugfs = debugfs_create_dir("nvme_hmb_mock", NULL);

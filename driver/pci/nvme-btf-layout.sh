@@ -72,6 +72,8 @@ find_mod() {
 		 /lib/modules/"$krel"/kernel/drivers/nvme/host/"$1".ko.zst \
 		 /lib/modules/"$krel"/kernel/drivers/nvme/host/"$1".ko.gz \
 		 "$kdir"/modroot/lib/modules/"$krel"/kernel/drivers/nvme/host/"$1".ko \
+		 "$kdir"/modroot/lib/modules/"$krel"/kernel/drivers/nvme/host/"$1".ko.xz \
+		 "$kdir"/modroot/lib/modules/"$krel"/kernel/drivers/nvme/host/"$1".ko.zst \
 		 "$kdir"/drivers/nvme/host/"$1".ko; do
 		if [ -r "$m" ]; then
 			echo "$m"
@@ -344,12 +346,17 @@ static inline enum nvme_ctrl_state nvme_ctrl_state(struct nvme_ctrl *ctrl)
 	return READ_ONCE(ctrl->state);
 }
 
-/* Exported by nvme-core, the same in 6.1 to 6.12. */
+/*
+ * Exported by nvme-core from 6.1 on (nvme_get_features()'s @result is a
+ * void * after 6.12 (seen in 7.3), where it still stores a u32: a pointer
+ * either way).
+ */
 int nvme_submit_sync_cmd(struct request_queue *q, struct nvme_command *cmd,
 			 void *buf, unsigned int bufflen);
 int nvme_get_features(struct nvme_ctrl *dev, unsigned int fid,
 		      unsigned int dword11, void *buffer, size_t buflen,
 		      u32 *result);
+int nvme_reset_ctrl(struct nvme_ctrl *ctrl);
 
 #endif
 EOF

@@ -124,10 +124,13 @@ if [ "$have" != "$want" ]; then
 fi
 
 # struct nvme_dev, as pci.c defines it: everything in it but struct
-# nvme_ctrl (nvme.h, which pci.c includes before) and the pointer to
-# pci.c's own struct nvme_queue is in public headers.
-awk '/^struct nvme_dev \{/ { p = 1 } p { print } p && /^\};/ { exit }' \
+# nvme_ctrl (nvme.h, which pci.c includes before), the pointer to pci.c's
+# own struct nvme_queue and, after 6.12 (seen in 7.3), the array of pci.c's
+# struct nvme_descriptor_pools (copied first) is in public headers.
+awk '/^struct nvme_descriptor_pools \{/ { p = 1 } p { print } p && /^\};/ { print ""; exit }' \
 	"$tmp/pci.c" >"$tmp/struct"
+awk '/^struct nvme_dev \{/ { p = 1 } p { print } p && /^\};/ { exit }' \
+	"$tmp/pci.c" >>"$tmp/struct"
 if ! grep -q '^};' "$tmp/struct"; then
 	say "$src: $pcic of Linux $have has no struct nvme_dev { ... }; (nvme-pci changed?): not using it"
 	if [ -n "$ksrc" ]; then
