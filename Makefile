@@ -110,8 +110,9 @@ modules:
 # leaves no root-owned objects), the tool, and the files that load
 # nvme_hmb_pci at boot, these only with nvme_hmb_pci built.
 install: modules_install install-tools
-	@# modules.order: what the last build made (a stale .ko may remain)
-	@if grep -qs '/nvme_hmb_pci\.[ko]*$$' modules.order; then \
+	@# modules.order: what the last build made (a stale .ko may remain);
+	@# its lines are /path/name.ko (6.1) or name.o (7.3)
+	@if grep -Eqs '(^|/)nvme_hmb_pci\.k?o$$' modules.order; then \
 		$(MAKE) --no-print-directory install-config; \
 	else \
 		echo "nvme-hmb: nvme_hmb_pci not built: hand-over files not installed" >&2; \
