@@ -341,8 +341,14 @@ enum nvme_hmb_site {
 
 #ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
 bool nvme_hmb_fault(enum nvme_hmb_site site);
+bool nvme_hmb_fault_severe(void);
 #else
 static inline bool nvme_hmb_fault(enum nvme_hmb_site site)
+{
+	return false;
+}
+
+static inline bool nvme_hmb_fault_severe(void)
 {
 	return false;
 }
@@ -375,6 +381,8 @@ void nvme_hmb_pm_exit(void);
  * sysfs.c: /sys/kernel/nvme_hmb/<name>/
  */
 
+int nvme_hmb_parse_uint(const char *buf, size_t count, unsigned int min,
+			unsigned int max, unsigned int *val);
 int nvme_hmb_sysfs_init(void);
 void nvme_hmb_sysfs_exit(void);
 void nvme_hmb_kobj_init(struct nvme_hmb_ctrl *ctrl);

@@ -32,26 +32,13 @@
 #define NVME_HMB_LIMIT_LINUX_MIB	128
 unsigned int nvme_hmb_default_limit_mib = NVME_HMB_LIMIT_AUTO;
 
-/*
- * A parameter's number, decimal only: the kernel's own uint parameters
- * take any base, and "010" would be 8 MiB.  A trailing newline (a write
- * to /sys/module) is taken; a sign or anything else is refused.
- */
+/* A parameter's number: decimal only, as a sysfs write (sysfs.c). */
 static int nvme_hmb_param_dec(const char *val, unsigned int min,
 			      unsigned int max, unsigned int *out)
 {
-	unsigned int v;
-	int ret;
-
-	if (!val || val[0] == '+')
+	if (!val)
 		return -EINVAL;
-	ret = kstrtouint(val, 10, &v);
-	if (ret)
-		return ret;
-	if (v < min || v > max)
-		return -ERANGE;
-	*out = v;
-	return 0;
+	return nvme_hmb_parse_uint(val, strlen(val), min, max, out);
 }
 
 static int nvme_hmb_limit_param_set(const char *val,

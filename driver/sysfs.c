@@ -22,23 +22,38 @@
 
 static struct kobject *nvme_hmb_root;
 
-/*
- * A decimal number from user space, strictly: digits and an optional
- * trailing newline.  kstrtouint() would also take a leading '+', and it
- * stops at a NUL byte: "5\0garbage" would be read as 5, so the write is
- * checked to hold no NUL in its @count bytes.
+/**
+ * nvme_hmb_parse_uint() - a number from user space, strictly
+ * @buf: what was written: @count bytes
+ * @count: its length
+ * @min: the smallest value taken
+ * @max: the largest value taken
+ * @val: the value, written only on success
+ *
+ * Decimal digits and an optional trailing newline: a sysfs write or a
+ * module parameter.  kstrtouint() would also take a leading '+', and it
+ * stops at a NUL byte: "5\0garbage" would be read as 5, so @buf is checked
+ * to hold no NUL in its @count bytes.  The kernel's own uint parameters
+ * take any base ("010" would be 8).
+ *
+ * Return: 0, -EINVAL for anything but such a number, -ERANGE outside
+ * @min..@max.
  */
-static int nvme_hmb_parse(const char *buf, size_t count, unsigned int max,
-			  unsigned int *val)
+int nvme_hmb_parse_uint(const char *buf, size_t count, unsigned int min,
+			unsigned int max, unsigned int *val)
 {
+	unsigned int v;
 	int ret;
 
-	if (strnlen(buf, count) != count || buf[0] == '+')
+	if (!count || strnlen(buf, count) != count || buf[0] == '+')
 		return -EINVAL;
-	ret = kstrtouint(buf, 10, val);
+	ret = kstrtouint(buf, 10, &v);
 	if (ret)
 		return ret;
-	return *val > max ? -ERANGE : 0;
+	if (v < min || v > max)
+		return -ERANGE;
+	*val = v;
+	return 0;
 }
 
 #define to_ctrl(k)	container_of(k, struct nvme_hmb_ctrl, kobj)
@@ -71,7 +86,7 @@ static ssize_t limit_mib_store(struct kobject *kobj,
 	unsigned int mib;
 	int ret;
 
-	ret = nvme_hmb_parse(buf, count, NVME_HMB_LIMIT_MAX_MIB, &mib);
+	ret = nvme_hmb_parse_uint(buf, count, 0, NVME_HMB_LIMIT_MAX_MIB, &mib);
 	if (ret)
 		return ret;
 	ret = nvme_hmb_set_limit(to_ctrl(kobj), (u64)mib << 20);
@@ -209,7 +224,7 @@ static ssize_t reclaim_store(struct kobject *kobj, struct kobj_attribute *attr,
 	unsigned int on;
 	int ret;
 
-	ret = nvme_hmb_parse(buf, count, 1, &on);
+	ret = nvme_hmb_parse_uint(buf, count, 0, 1, &on);
 	if (ret)
 		return ret;
 	ret = nvme_hmb_set_reclaim(to_ctrl(kobj), on, -1);
@@ -232,7 +247,7 @@ static ssize_t reclaim_floor_mib_store(struct kobject *kobj,
 	unsigned int mib;
 	int ret;
 
-	ret = nvme_hmb_parse(buf, count, NVME_HMB_LIMIT_MAX_MIB, &mib);
+	ret = nvme_hmb_parse_uint(buf, count, 0, NVME_HMB_LIMIT_MAX_MIB, &mib);
 	if (ret)
 		return ret;
 	ret = nvme_hmb_set_reclaim(to_ctrl(kobj), -1, (s64)mib << 20);
