@@ -12,6 +12,8 @@
  *   /sys/kernel/debug/nvme_hmb/fail_alloc/	probability, interval, times,
  *						space, verbose, task-filter
  *   /sys/kernel/debug/nvme_hmb/fault_sites	"site hits" per site
+ *   /sys/kernel/debug/nvme_hmb/pressure_severe	Y: every memory pressure
+ *						is taken as severe
  *   /sys/kernel/debug/nvme_hmb/dma_held	"allocs bytes" held now
  *
  * With probability 100, times 1 and space K, exactly the K-th request
@@ -97,6 +99,18 @@ bool nvme_hmb_fault(enum nvme_hmb_site site)
 	return true;
 }
 
+/*
+ * Severe pressure (reclaim may go below HMMIN, to off) is MemAvailable
+ * below 1/32 of RAM, which a test VM reaches only close to the OOM
+ * killer: pressure_severe has drop_caches stand for it.
+ */
+static bool nvme_hmb_severe;
+
+bool nvme_hmb_fault_severe(void)
+{
+	return READ_ONCE(nvme_hmb_severe);
+}
+
 static int nvme_hmb_fault_sites_show(struct seq_file *m, void *unused)
 {
 	int i;
@@ -126,6 +140,8 @@ static int nvme_hmb_fault_init(void)
 		pr_warn("no debugfs for fault injection: %pe\n", dir);
 	debugfs_create_file("fault_sites", 0444, nvme_hmb_debugfs, NULL,
 			    &nvme_hmb_fault_sites_fops);
+	debugfs_create_bool("pressure_severe", 0600, nvme_hmb_debugfs,
+			    &nvme_hmb_severe);
 	return 0;
 }
 

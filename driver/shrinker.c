@@ -42,7 +42,8 @@ static struct shrinker *nvme_hmb_shrinker;
 
 static bool nvme_hmb_pressure_severe(void)
 {
-	return si_mem_available() < (long)(totalram_pages() / 32);
+	return nvme_hmb_fault_severe() ||
+	       si_mem_available() < (long)(totalram_pages() / 32);
 }
 
 static unsigned long nvme_hmb_count(struct shrinker *s,
