@@ -49,18 +49,9 @@ D=$SYS/$CTRL
 PCIDBG=/sys/kernel/debug/nvme_hmb_pci
 ADMIN_TIMEOUT=6
 
-# fault_cmd ACTION COUNT STATUS MODE MS: the drive's vendor command C4h
-fault_cmd() {
-	nvme admin-passthru "/dev/$CTRL" --opcode=0xc4 --cdw10="$1" \
-		--cdw11="$2" --cdw12="$3" --cdw13="$4" --cdw14="${5:-0}" \
-		>/dev/null 2>&1
-}
 disarm() { fault_cmd 0 0 0 0; }
-# injected: the drive's count of faults it carried out (log page byte 200)
-injected() {
-	nvme get-log "/dev/$CTRL" --log-id=$EMU_LID --log-len=$EMU_LEN -b \
-		2>/dev/null | od -An -v -tu8 -j 200 -N 8 | tr -d ' '
-}
+# injected: the drive's count of faults it carried out
+injected() { emu injected 2>/dev/null; }
 if ! fault_cmd 0 0 0 0 || [ -z "$(injected)" ]; then
 	echo "1..0 # SKIP the emulated drive takes no armed faults (qemu/patches 0006)"
 	exit $KSFT_SKIP
