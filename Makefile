@@ -8,7 +8,8 @@
 #                       tools/nvme-hmb in $(PREFIX)/sbin and the hand-over
 #                       files of packaging/ in /usr/lib (run depmod)
 #   make uninstall      remove exactly those files again (run depmod)
-#   make install-tools  install tools/nvme-hmb in $(DESTDIR)$(PREFIX)/sbin
+#   make install-tools  install tools/nvme-hmb in $(DESTDIR)$(PREFIX)/sbin,
+#                       its man page nvme-hmb(8) in $(DESTDIR)$(MANDIR)/man8
 #   make install-config install packaging/'s modprobe.d and modules-load.d
 #                       files in $(DESTDIR)/usr/lib (after a DKMS install)
 #   make dkms-source    copy what DKMS builds from into
@@ -51,6 +52,7 @@ NVME_HMB_ENGINE_ONLY ?=
 # suites on a KUnit kernel); make test, demo and bench ask for them.
 NVME_HMB_TESTS ?=
 PREFIX ?= /usr/local
+MANDIR ?= $(PREFIX)/share/man
 
 # Staging: DESTDIR prefixes every installed path, INSTALL_MOD_PATH (kbuild's
 # name, default DESTDIR) the modules' /lib/modules.  A staged install runs
@@ -142,6 +144,10 @@ install-tools:
 	sed 's/^VERSION=@VERSION@$$/VERSION=$(VERSION)/' tools/nvme-hmb \
 		>$(DESTDIR)$(PREFIX)/sbin/nvme-hmb
 	chmod 0755 $(DESTDIR)$(PREFIX)/sbin/nvme-hmb
+	install -d $(DESTDIR)$(MANDIR)/man8
+	sed 's/@VERSION@/$(VERSION)/' Documentation/nvme-hmb.8 \
+		>$(DESTDIR)$(MANDIR)/man8/nvme-hmb.8
+	chmod 0644 $(DESTDIR)$(MANDIR)/man8/nvme-hmb.8
 
 # nvme_hmb_pci loads at boot, after nvme, and takes the HMB over from
 # nvme-pci (Documentation/nvme-hmb-install.rst).  Also for DKMS installs,
@@ -160,7 +166,8 @@ uninstall:
 	for m in $(MODULES); do for z in .ko .ko.xz .ko.gz .ko.zst; do \
 		rm -f $(MODDIR)/$$m$$z; done; done
 	rmdir $(MODDIR) $(dir $(MODDIR)) 2>/dev/null || true
-	rm -f $(DESTDIR)$(PREFIX)/sbin/nvme-hmb $(MODPROBE_CONF) $(MODLOAD_CONF)
+	rm -f $(DESTDIR)$(PREFIX)/sbin/nvme-hmb $(MODPROBE_CONF) $(MODLOAD_CONF) \
+		$(DESTDIR)$(MANDIR)/man8/nvme-hmb.8
 	$(if $(INSTALL_MOD_PATH),,depmod -a $(KVER))
 
 # DKMS builds from /usr/src/<name>-<version>/; `dkms add .` would copy the

@@ -334,7 +334,7 @@ fi
 # Outside the test VM, sysfs only: no command to a real drive.
 CLI=
 in_test_vm || CLI=--no-nvme-cli
-ksft_mock_begin 26
+ksft_mock_begin 29
 
 modprobe nvme_hmb default_limit_mib=128
 modprobe nvme_hmb_mock nr_ctrls=3 hmpre=16384,8192,16384 \
@@ -375,6 +375,23 @@ one_ok() {
 check "status mock1 --json: mock1 alone" one_ok
 check "no such controller: exit 1" refused 1 "$TOOL" status nosuch0
 check "unknown option: exit 2" refused 2 "$TOOL" status --frob
+# nvme-cli's spelling: -o json is --json, -o normal the text
+same_out() { # same_out ARGS -- ARGS: both give the same output, exit 0
+	_a= _b=
+	while [ "$1" != -- ]; do _a="$_a $1"; shift; done
+	shift
+	"$TOOL" status $_a >"$T/a" 2>&1 && "$TOOL" status "$@" >"$T/b" 2>&1 &&
+		cmp -s "$T/a" "$T/b" ||
+		{ echo "# 'status$_a' and 'status $*' differ"; return 1; }
+}
+json_spellings() {
+	same_out --json --no-nvme-cli -- -o json --no-nvme-cli &&
+	same_out --json --no-nvme-cli -- -ojson --no-nvme-cli &&
+	same_out --json --no-nvme-cli -- --output-format=json --no-nvme-cli
+}
+check "-o json, -ojson and --output-format=json are --json" json_spellings
+check "-o normal is the text" same_out --no-nvme-cli -- -o normal --no-nvme-cli
+check "-o xml: exit 2" refused 2 "$TOOL" status -o xml
 check "help status" sh -c "'$TOOL' help status | grep -q -- --json"
 
 off_ok() { put 0 $SYS/mock0/limit_mib && fresh_json json_agrees mock0 nobody; }
