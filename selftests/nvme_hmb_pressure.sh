@@ -11,7 +11,7 @@
 
 . "$(dirname "$0")/ksft_lib"
 
-ksft_begin 21
+ksft_begin 25
 
 C=mock0
 QUIET=8
@@ -161,5 +161,19 @@ check "the mock agrees at the end, no violation" agree $C
 echo "# stats: $(stats_line $C)"
 dmesg | grep -E 'HMB (reclaimed|regrown)' | sed 's/^/# dmesg: /'
 
+# A detach while a regrow is pending (reclaimed, its quiet period
+# running): the work goes with the controller, it never runs on a
+# controller freed under it (KASAN on the debug kernel).
+PQ=/sys/module/nvme_hmb/parameters/regrow_quiet_sec
+dmesg_mark
+check "setup: regrow quiet period 20 s, reclaim on" \
+	sh -c "echo 20 > $PQ && echo 1 > $SYS/$C/reclaim"
+echo 2 > /proc/sys/vm/drop_caches
+check "reclaimed: a regrow is pending" wait_for 10 settled_below 65536
+check "rmmod nvme_hmb_mock with the regrow pending" rmmod nvme_hmb_mock
+sleep 22
+check "its quiet period over: nothing ran on the freed controller" \
+	dmesg_none "KASAN|BUG:|general protection|Oops"
+echo $QUIET > $PQ
 
 ksft_end
