@@ -15,8 +15,8 @@
 # On 6.1 kernels the sleeper is off unless NVME_HMB_STRESS_SLEEP=1, for
 # a fault of the test VM, not of nvme-hmb.  make test asks for it on
 # every kernel and runs this suite on single-threaded TCG everywhere: the
-# tag above gives it a VM of its own on the debug kernel, whose other VMs
-# run multi-threaded (scripts/run-tests, accel_for).  Under QEMU's multi-threaded
+# tag above would give it a VM of its own on a kernel whose other VMs
+# ran multi-threaded (scripts/run-tests, accel_for).  Under QEMU's multi-threaded
 # TCG (scripts/vm-run's default) Debian's 6.1 stops for good in
 # "Freezing user space processes": both vCPUs stay at get_signal+0xa0,
 # the static branch of freezing() (freezer_active) inlined in
