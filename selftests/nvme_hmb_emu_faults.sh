@@ -226,11 +226,22 @@ emu3() {
 		tr -d ' ' | tr '\n' ' '
 }
 # emu4: the same three, then the injected count, in one read of the page
-# (each nvme-cli command takes most of a second on the debug kernel);
-# nothing when the page cannot be read
+# (each nvme-cli command takes most of a second on the debug kernel).
+# A lost Set Features holds every admin command after it until
+# nvme-core's timeout resets the controller, and that read fails: it is
+# tried again until it succeeds, for up to three admin timeouts; nothing
+# (status 1) when it never does.
 emu4() {
-	emu_page | sed -n "$(emu_line violations)p;$(emu_line dma_errors)p;$(emu_line early_cmds)p;$(emu_line injected)p" |
-		tr -d ' ' | tr '\n' ' '
+	_t=0
+	while :; do
+		_v=$(emu_page | sed -n "$(emu_line violations)p;$(emu_line dma_errors)p;$(emu_line early_cmds)p;$(emu_line injected)p" |
+			tr -d ' ' | tr '\n' ' ')
+		# shellcheck disable=SC2086 # four counters
+		[ "$(set -- $_v; echo $#)" != 4 ] || { echo "$_v"; return 0; }
+		[ $_t -lt $((ADMIN_TIMEOUT * 3)) ] || return 1
+		sleep 1
+		_t=$((_t + 1))
+	done
 }
 
 # one_case OP NAME ACTION STATUS MODE MS: one fault aimed at one operation.
