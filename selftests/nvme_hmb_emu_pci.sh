@@ -48,7 +48,7 @@ if ! emu_present; then
 	exit $KSFT_SKIP
 fi
 NR_S3=5
-echo "1..$((125 + 40 + 3 * NR_S3))"
+echo "1..$((126 + 40 + 3 * NR_S3))"
 
 QUIET=10
 BDF=$(basename "$(readlink -f /sys/class/nvme/$CTRL/device)")
@@ -105,6 +105,23 @@ cma_linux=$(cma_free)
 check "nvme-pci enabled its HMB" eq "$(feat ehm)" 1
 linux_hsize=$(feat hsize)
 linux_hmdlec=$(feat hmdlec)
+# The shape of nvme-pci's own buffer: from Linux 6.13 one IOVA-contiguous
+# allocation (dma_alloc_noncontiguous()) where an IOMMU can merge pages,
+# so one descriptor; otherwise, and before 6.13 everywhere, blocks of at
+# most 4 MiB (the drive's 64 MiB: 16 or more).
+pci_shape() {
+	_v=$(uname -r | sed -n 's/^\([0-9]*\)\.\([0-9]*\).*/\1 \2/p')
+	set -- $_v
+	if [ -e "/sys/class/nvme/$CTRL/device/iommu_group" ] &&
+	   { [ "$1" -gt 6 ] || { [ "$1" = 6 ] && [ "$2" -ge 13 ]; }; }; then
+		eq "$linux_hmdlec" 1
+	else
+		[ "$linux_hmdlec" -ge 16 ] 2>/dev/null ||
+			{ echo "# HMDLEC '$linux_hmdlec', 16 or more expected"; return 1; }
+	fi
+}
+check "nvme-pci's HMB: one descriptor behind an IOMMU from 6.13, blocks of 4 MiB else" \
+	pci_shape
 # theirs: the controller holds nvme-pci's buffer again (the one it set up
 # first: same size, same number of entries), nvme-hmb none
 theirs() {
