@@ -438,6 +438,7 @@ static int nvme_hmb_disable(struct nvme_hmb_ctrl *ctrl)
 	if (ret) { /* fate: disable-failed, both */
 		ctrl->state = NVME_HMB_FAILED;
 		ctrl->reason = NVME_HMB_R_DISABLE_FAILED;
+		ctrl->last_status = ret;
 		nvme_hmb_cmd_error(ctrl, "disable", ret);
 		dev_err(ctrl->port->dev,
 			"HMB: keeping %s for the controller until it resets\n",
@@ -565,6 +566,7 @@ static int nvme_hmb_enable(struct nvme_hmb_ctrl *ctrl, bool mr)
 			     sz(&a, ctrl->buf.size), ctrl->buf.nr_chunks,
 			     ctrl->buf.nr_chunks == 1 ? "" : "s");
 	ctrl->reason = NVME_HMB_R_SET_FAILED;
+	ctrl->last_status = ret;
 	if (nvme_hmb_status_refused(ret)) { /* fate: enable-refused, both */
 		ctrl->state = NVME_HMB_SUSPENDED;
 		nvme_hmb_release(ctrl);
@@ -580,6 +582,7 @@ taken:
 	 * without a confirmed disable the memory stays.
 	 */
 	ctrl->reason = NVME_HMB_R_SET_FAILED;
+	ctrl->last_status = ret;
 	ctrl->state = NVME_HMB_ENABLED;
 	if (!nvme_hmb_disable(ctrl)) { /* fate: enable-taken-disabled, both */
 		enum nvme_hmb_reason reason = ctrl->foreign ? ctrl->reason :

@@ -50,7 +50,10 @@ bool nvme_hmb_status_refused(int status);
  * policy.c: sanity of the Identify fields, negotiation, reasons
  */
 
-/* Why the HMB is what it is.  Keep nvme_hmb_reason_str() in sync. */
+/*
+ * Why the HMB is what it is.  Keep nvme_hmb_reason_str() (the prose, for
+ * dmesg) and nvme_hmb_reason_token() (sysfs, a stable ABI) in sync.
+ */
 enum nvme_hmb_reason {
 	NVME_HMB_R_NONE,		/* not set up yet */
 	NVME_HMB_R_GRANTED,		/* all of HMPRE */
@@ -116,6 +119,7 @@ enum nvme_hmb_reason nvme_hmb_outcome(const struct nvme_hmb_caps *caps,
 				      const struct nvme_hmb_plan *plan,
 				      u64 got, u32 nr_descs);
 const char *nvme_hmb_reason_str(enum nvme_hmb_reason reason);
+const char *nvme_hmb_reason_token(enum nvme_hmb_reason reason);
 
 /* ---------------------------------------------------------------------
  * hmdl.c: the buffers and the descriptor list
@@ -240,7 +244,7 @@ struct nvme_hmb_ctrl {
 	u64 limit;			/* bytes */
 	enum nvme_hmb_state state;
 	enum nvme_hmb_reason reason;
-	int last_status;		/* of the failing command */
+	int last_status;		/* behind SET_FAILED, DISABLE_FAILED */
 	struct nvme_hmb_buf buf;
 	bool mr_valid;			/* buf is what the controller last had */
 	/*

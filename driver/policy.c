@@ -16,7 +16,7 @@
 
 #include "internal.h"
 
-static const char * const nvme_hmb_reason_strs[NVME_HMB_R_NR] = {
+static const char * const nvme_hmb_reason_strs[] = {
 	[NVME_HMB_R_NONE]		= "not set up",
 	[NVME_HMB_R_GRANTED]		= "granted",
 	[NVME_HMB_R_LIMITED]		= "limited by limit_mib",
@@ -38,6 +38,41 @@ static const char * const nvme_hmb_reason_strs[NVME_HMB_R_NR] = {
 	[NVME_HMB_R_UNKNOWN_OWNER]	= "the controller holds a buffer of unknown owner",
 };
 
+/*
+ * The reason as sysfs shows it: a stable token, lower case, words joined
+ * by '-'.  User space matches these; never rename one, only add.  The
+ * set is Documentation/ABI/testing/sysfs-kernel-nvme_hmb's.
+ */
+static const char * const nvme_hmb_reason_tokens[] = {
+	[NVME_HMB_R_NONE]		= "none",
+	[NVME_HMB_R_GRANTED]		= "granted",
+	[NVME_HMB_R_LIMITED]		= "limited",
+	[NVME_HMB_R_HMMAXD]		= "hmmaxd",
+	[NVME_HMB_R_SHORT]		= "short",
+	[NVME_HMB_R_NOT_ASKED]		= "not-asked",
+	[NVME_HMB_R_OFF_BY_USER]	= "limit-zero",
+	[NVME_HMB_R_HMMIN_ABOVE_LIMIT]	= "hmmin-above-limit",
+	[NVME_HMB_R_HMMINDS_TOO_LARGE]	= "hmminds-too-large",
+	[NVME_HMB_R_HMMAXD_TOO_SMALL]	= "hmmaxd-too-small",
+	[NVME_HMB_R_ALLOC_BELOW_MIN]	= "alloc-below-hmmin",
+	[NVME_HMB_R_SET_FAILED]		= "set-failed",
+	[NVME_HMB_R_DISABLE_FAILED]	= "disable-failed",
+	[NVME_HMB_R_IDENTIFY_FAILED]	= "identify-failed",
+	[NVME_HMB_R_GONE]		= "gone",
+	[NVME_HMB_R_RECLAIMED]		= "reclaimed",
+	[NVME_HMB_R_SLEEP]		= "sleep",
+	[NVME_HMB_R_FOREIGN]		= "foreign",
+	[NVME_HMB_R_UNKNOWN_OWNER]	= "unknown-owner",
+};
+
+/*
+ * A reason added last without its prose or token fails here; one added
+ * in between, KUnit's reason_strings (every reason has both, the tokens
+ * distinct).
+ */
+static_assert(ARRAY_SIZE(nvme_hmb_reason_strs) == NVME_HMB_R_NR);
+static_assert(ARRAY_SIZE(nvme_hmb_reason_tokens) == NVME_HMB_R_NR);
+
 /**
  * nvme_hmb_reason_str() - the one-line explanation of a reason
  * @reason: the reason
@@ -51,6 +86,20 @@ const char *nvme_hmb_reason_str(enum nvme_hmb_reason reason)
 	return nvme_hmb_reason_strs[reason];
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_reason_str);
+
+/**
+ * nvme_hmb_reason_token() - the stable token of a reason, for sysfs
+ * @reason: the reason
+ *
+ * Return: a constant string of [a-z0-9-], "unknown" for no reason known.
+ */
+const char *nvme_hmb_reason_token(enum nvme_hmb_reason reason)
+{
+	if (reason >= NVME_HMB_R_NR || !nvme_hmb_reason_tokens[reason])
+		return "unknown";
+	return nvme_hmb_reason_tokens[reason];
+}
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_reason_token);
 
 /**
  * nvme_hmb_caps_from_id() - sanitise the Identify fields

@@ -131,24 +131,33 @@ static struct kobj_attribute state_attr = __ATTR_RO(state);
 static ssize_t reason_show(struct kobject *kobj, struct kobj_attribute *attr,
 			   char *buf)
 {
+	return sysfs_emit(buf, "%s\n",
+			  nvme_hmb_reason_token(nvme_hmb_reason(to_ctrl(kobj))));
+}
+
+static struct kobj_attribute reason_attr = __ATTR_RO(reason);
+
+/*
+ * The error of the Set Features behind reason set-failed or
+ * disable-failed: a negative errno (by name, as %pe prints it) or the
+ * NVMe status in hex; 0 for any other reason.
+ */
+static ssize_t last_error_show(struct kobject *kobj,
+			       struct kobj_attribute *attr, char *buf)
+{
 	struct nvme_hmb_ctrl *ctrl = to_ctrl(kobj);
 	enum nvme_hmb_reason reason = nvme_hmb_reason(ctrl);
 	int status = READ_ONCE(ctrl->last_status);
 
-	if (reason == NVME_HMB_R_SET_FAILED ||
-	    reason == NVME_HMB_R_DISABLE_FAILED) {
-		if (status < 0)
-			return sysfs_emit(buf, "%s: %pe\n",
-					  nvme_hmb_reason_str(reason),
-					  ERR_PTR(status));
-		return sysfs_emit(buf, "%s: %s (status 0x%x)\n",
-				  nvme_hmb_reason_str(reason),
-				  nvme_hmb_status_str(status), status);
-	}
-	return sysfs_emit(buf, "%s\n", nvme_hmb_reason_str(reason));
+	if ((reason != NVME_HMB_R_SET_FAILED &&
+	     reason != NVME_HMB_R_DISABLE_FAILED) || !status)
+		return sysfs_emit(buf, "0\n");
+	if (status < 0)
+		return sysfs_emit(buf, "%pe\n", ERR_PTR(status));
+	return sysfs_emit(buf, "0x%04x\n", status);
 }
 
-static struct kobj_attribute reason_attr = __ATTR_RO(reason);
+static struct kobj_attribute last_error_attr = __ATTR_RO(last_error);
 
 /*
  * stats/: one counter per file, as DAMON's sysfs interface does, so that a
@@ -268,6 +277,7 @@ static struct attribute *nvme_hmb_ctrl_attrs[] = {
 	&nr_descs_attr.attr,
 	&state_attr.attr,
 	&reason_attr.attr,
+	&last_error_attr.attr,
 	&reclaim_attr.attr,
 	&reclaim_floor_mib_attr.attr,
 	NULL

@@ -4,7 +4,9 @@
  * Table driven; every row is a controller and a host.
  */
 #include <kunit/test.h>
+#include <linux/ctype.h>
 #include <linux/sizes.h>
+#include <linux/string.h>
 
 #include "internal.h"
 
@@ -278,14 +280,71 @@ static void outcome_hmmaxd(struct kunit *test)
 			NVME_HMB_R_LIMITED);
 }
 
+/*
+ * Every reason has its prose (dmesg) and its token (sysfs, an ABI): a
+ * token is lower case words joined by '-', and no two reasons share one.
+ */
 static void reason_strings(struct kunit *test)
 {
-	int r;
+	const char *t, *p;
+	int r, q;
 
-	for (r = 0; r < NVME_HMB_R_NR; r++)
+	for (r = 0; r < NVME_HMB_R_NR; r++) {
 		KUNIT_EXPECT_STRNEQ(test, nvme_hmb_reason_str(r), "unknown");
+		t = nvme_hmb_reason_token(r);
+		KUNIT_EXPECT_STRNEQ_MSG(test, t, "unknown", "reason %d", r);
+		KUNIT_EXPECT_TRUE_MSG(test, islower(t[0]) &&
+				      t[strlen(t) - 1] != '-', "'%s'", t);
+		for (p = t; *p; p++)
+			KUNIT_EXPECT_TRUE_MSG(test, islower(*p) ||
+					      isdigit(*p) || *p == '-',
+					      "'%s'", t);
+		KUNIT_EXPECT_NULL_MSG(test, strstr(t, "--"), "'%s'", t);
+		for (q = 0; q < r; q++)
+			KUNIT_EXPECT_STRNEQ_MSG(test, t,
+						nvme_hmb_reason_token(q),
+						"reasons %d and %d", q, r);
+	}
 	KUNIT_EXPECT_STREQ(test, nvme_hmb_reason_str(NVME_HMB_R_NR),
 			   "unknown");
+	KUNIT_EXPECT_STREQ(test, nvme_hmb_reason_token(NVME_HMB_R_NR),
+			   "unknown");
+}
+
+/*
+ * The tokens are an ABI (Documentation/ABI/testing/sysfs-kernel-nvme_hmb):
+ * one renamed or swapped breaks user space, and this table.
+ */
+static void reason_tokens_abi(struct kunit *test)
+{
+	static const char * const abi[] = {
+		[NVME_HMB_R_NONE]		= "none",
+		[NVME_HMB_R_GRANTED]		= "granted",
+		[NVME_HMB_R_LIMITED]		= "limited",
+		[NVME_HMB_R_HMMAXD]		= "hmmaxd",
+		[NVME_HMB_R_SHORT]		= "short",
+		[NVME_HMB_R_NOT_ASKED]		= "not-asked",
+		[NVME_HMB_R_OFF_BY_USER]	= "limit-zero",
+		[NVME_HMB_R_HMMIN_ABOVE_LIMIT]	= "hmmin-above-limit",
+		[NVME_HMB_R_HMMINDS_TOO_LARGE]	= "hmminds-too-large",
+		[NVME_HMB_R_HMMAXD_TOO_SMALL]	= "hmmaxd-too-small",
+		[NVME_HMB_R_ALLOC_BELOW_MIN]	= "alloc-below-hmmin",
+		[NVME_HMB_R_SET_FAILED]		= "set-failed",
+		[NVME_HMB_R_DISABLE_FAILED]	= "disable-failed",
+		[NVME_HMB_R_IDENTIFY_FAILED]	= "identify-failed",
+		[NVME_HMB_R_GONE]		= "gone",
+		[NVME_HMB_R_RECLAIMED]		= "reclaimed",
+		[NVME_HMB_R_SLEEP]		= "sleep",
+		[NVME_HMB_R_FOREIGN]		= "foreign",
+		[NVME_HMB_R_UNKNOWN_OWNER]	= "unknown-owner",
+	};
+	int r;
+
+	KUNIT_ASSERT_EQ(test, (int)ARRAY_SIZE(abi), NVME_HMB_R_NR);
+	for (r = 0; r < NVME_HMB_R_NR; r++)
+		KUNIT_EXPECT_STREQ_MSG(test, nvme_hmb_reason_token(r),
+				       abi[r] ? abi[r] : "(not in the table)",
+				       "reason %d", r);
 }
 
 static struct kunit_case nvme_hmb_policy_cases[] = {
@@ -296,6 +355,7 @@ static struct kunit_case nvme_hmb_policy_cases[] = {
 	KUNIT_CASE_PARAM(outcome_table, outcome_gen_params),
 	KUNIT_CASE(outcome_hmmaxd),
 	KUNIT_CASE(reason_strings),
+	KUNIT_CASE(reason_tokens_abi),
 	{}
 };
 

@@ -89,22 +89,29 @@ disarm_cmd() { put "0 0 0" $DBG/$1/fail_sets; }
 # look C: C as the engine and its mock see it
 look() {
 	r ST $SYS/$1/state && r RS $SYS/$1/reason && r SZ $SYS/$1/size_kib &&
+	r LE $SYS/$1/last_error &&
 	r HK $SYS/$1/held_kib &&
 	r ND $SYS/$1/nr_descs && r HS $DBG/$1/hsize && r HC $DBG/$1/hmdlec &&
 	r EHM $DBG/$1/ehm && r VIO $DBG/$1/violations
 }
-said() { echo "# $1: $ST ($RS), $SZ KiB in $ND, $HK KiB held; mock: ehm $EHM, $((HS * 4)) KiB in $HC, violations $VIO"; }
-# fits C: no violation, and a state with a reason that fits it; enabled
-# as the mock sees it, off holding nothing
+said() { echo "# $1: $ST ($RS, last_error $LE), $SZ KiB in $ND, $HK KiB held; mock: ehm $EHM, $((HS * 4)) KiB in $HC, violations $VIO"; }
+# fits C: no violation, and a state with a reason (a token) that fits it;
+# enabled as the mock sees it, off holding nothing; last_error names the
+# failed command for a failed Set Features only
 fits() {
 	look $1 && [ "$VIO" = 0 ] || { said $1; return 1; }
+	case "$RS:$LE" in
+	set-failed:0 | disable-failed:0) said $1; return 1 ;;
+	set-failed:* | disable-failed:*) ;;
+	*:0) ;;
+	*) said $1; return 1 ;;
+	esac
 	case "$ST:$RS" in
-	enabled:granted | enabled:"limited by"* | \
-	enabled:"allocation fell short"* | enabled:reclaimed*)
+	enabled:granted | enabled:limited | enabled:hmmaxd | \
+	enabled:short | enabled:reclaimed)
 		[ "$EHM" = 1 ] && [ $((HS * 4)) = "$SZ" ] && [ "$HC" = "$ND" ] &&
 		[ "$HK" = "$SZ" ] ;;
-	off:"allocation failed below HMMIN"* | \
-	off:"controller rejected Set Features"* | off:"turned off"*)
+	off:alloc-below-hmmin | off:set-failed | off:limit-zero)
 		[ "$EHM" = 0 ] && [ "$HK" = 0 ] ;;
 	# Memory kept for the controller (size_kib counts enabled memory
 	# only, held_kib what is kept): while the mock still has the HMB
@@ -112,7 +119,7 @@ fits() {
 	# whose disable failed keeps the old buffers and those it added).
 	# A disable the mock executed but that failed on the way back
 	# leaves it with none, and the engine cannot know: then anything.
-	failed:"disable failed"*)
+	failed:disable-failed)
 		[ "$SZ" = 0 ] && [ "$HK" -gt 0 ] &&
 		{ [ "$EHM" = 0 ] || [ "$HK" -ge $((HS * 4)) ]; } ;;
 	*) false ;;

@@ -177,7 +177,8 @@ next_is() {
 	return 1
 }
 
-# text_agrees NAME OWNER: `nvme-hmb status NAME` says what sysfs says
+# text_agrees NAME OWNER WORDS: `nvme-hmb status NAME` says what sysfs
+# says, the reason (a token in sysfs and the JSON) in WORDS
 text_agrees() {
 	"$TOOL" status $CLI "$1" >"$T/text" 2>&1 || return 1
 	_s=$(val "$SYS/$1/size_kib")
@@ -187,7 +188,7 @@ text_agrees() {
 		_h="($_s KiB) in $(val "$SYS/$1/nr_descs") descriptors, limit_mib $(val "$SYS/$1/limit_mib")"
 	fi
 	for _l in "$1: " "  owner:  $2" \
-		  "  state:  $(val "$SYS/$1/state") ($(val "$SYS/$1/reason"))" \
+		  "  state:  $(val "$SYS/$1/state") ($3)" \
 		  "HMMAXD $(val "$SYS/$1/hmmaxd")" "$_h" "  next:   "; do
 		grep -q -F -- "$_l" "$T/text" || {
 			echo "# no '$_l' in:"
@@ -278,7 +279,8 @@ emu_mode() {
 		eq "$(jget "$CTRL" size_kib)" "n:$((FEAT_HSIZE * 4))" &&
 		eq "$(jget "$CTRL" nr_descs)" "n:$FEAT_HMDLEC" &&
 		eq "$(jget "$CTRL" get_features.ehm)" n:1 &&
-		eq "$(jget "$CTRL" limit_mib)" null
+		eq "$(jget "$CTRL" limit_mib)" null &&
+		eq "$(jget "$CTRL" reason)" s:pci-runs
 	}
 	check "nvme-pci owns it: owner, size and descriptors of Get Features" \
 		pci_owns
@@ -309,8 +311,9 @@ emu_mode() {
 	check "the engine says nvme-pci runs it: owner nvme-pci, JSON = sysfs" \
 		fresh_json json_agrees "$CTRL" nvme-pci
 	check "the engine's reason is the foreign one" eq "$(jget "$CTRL" reason)" \
-		"s:another driver (nvme-pci) runs the HMB"
-	check "text agrees with sysfs" text_agrees "$CTRL" nvme-pci
+		s:foreign
+	check "text agrees with sysfs" text_agrees "$CTRL" nvme-pci \
+		"another driver (nvme-pci) runs the HMB"
 	check "next: take_over=0, reload nvme_hmb_pci" \
 		next_is "$CTRL" "nvme-pci runs it: nvme_hmb_pci was loaded with take_over=0"
 
@@ -320,7 +323,8 @@ emu_mode() {
 		eq "$(jget "$CTRL" owner)" s:nobody &&
 		eq "$(jget "$CTRL" state)" s:off &&
 		eq "$(jget "$CTRL" size_kib)" n:0 &&
-		eq "$(jget "$CTRL" get_features.ehm)" n:0
+		eq "$(jget "$CTRL" get_features.ehm)" n:0 &&
+		eq "$(jget "$CTRL" reason)" s:pci-none
 	}
 	check "nobody owns it (nvme-pci at 0, nvme-hmb not loaded)" \
 		fresh_json nobody
@@ -341,7 +345,7 @@ emu_mode() {
 	check "Get Features in the JSON: what sysfs says" gf_ok
 	check "nothing to do next" eq "$(jget "$CTRL" next)" s:
 	text_gf_ok() {
-		text_agrees "$CTRL" nvme-hmb &&
+		text_agrees "$CTRL" nvme-hmb granted &&
 		grep -q "Get Features 0Dh: enabled, 64 MiB in $(val "$D/nr_descs") descriptors (agrees)" "$T/text"
 	}
 	check "text agrees with sysfs, and says Get Features agrees" text_gf_ok
@@ -357,7 +361,8 @@ emu_mode() {
 	check "limit_mib 32: limited, JSON = sysfs" limited_ok
 	check "next: all of HMPRE" next_is "$CTRL" \
 		"limit_mib 32 gives 32 of the 64 MiB the drive prefers (HMPRE): echo 64 > $HMBP"
-	check "text agrees with sysfs (limited)" text_agrees "$CTRL" nvme-hmb
+	check "text agrees with sysfs (limited)" text_agrees "$CTRL" nvme-hmb \
+		"limited by limit_mib"
 
 	echo 128 > "$HMBP"
 	check "no violation, no DMA error" emu_clean
@@ -379,7 +384,7 @@ fi
 # Outside the test VM, sysfs only: no command to a real drive.
 CLI=
 in_test_vm || CLI=--no-nvme-cli
-ksft_mock_begin 29
+ksft_mock_begin 30
 
 modprobe nvme_hmb default_limit_mib=128
 modprobe nvme_hmb_mock nr_ctrls=3 hmpre=16384,8192,16384 \
@@ -397,21 +402,35 @@ check "mock0: nothing to do next" eq "$(jget mock0 next)" s:
 check "mock1 (off, below HMMIN): JSON = sysfs, owner nobody" \
 	json_agrees mock1 nobody
 check "mock1: the reason is the HMMIN one" \
-	eq "$(jget mock1 reason)" "s:HMMIN above limit_mib"
+	eq "$(jget mock1 reason)" s:hmmin-above-limit
 check "mock1: next raises limit_mib to HMPRE" next_is mock1 \
 	"limit_mib 16 is below HMMIN 32 MiB: echo 32 > $SYS/mock1/limit_mib"
 check "mock2 (limited): JSON = sysfs, owner nvme-hmb" \
 	json_agrees mock2 nvme-hmb
 check "mock2: the reason is the limit" \
-	eq "$(jget mock2 reason)" "s:limited by limit_mib"
+	eq "$(jget mock2 reason)" s:limited
+# tokens_ok: every reason in the JSON is a token (a controller nvme-hmb
+# does not manage too: the tool's own, Documentation/nvme-hmb-status.rst)
+tokens_ok() {
+	awk -F'\t' '$2 == "reason" { print $1 "\t" $3 }' "$FL" >"$T/reasons"
+	[ -s "$T/reasons" ] || return 1
+	if grep -q -v -E '	s:[a-z][a-z0-9-]*[a-z0-9]$' "$T/reasons"; then
+		grep -v -E '	s:[a-z][a-z0-9-]*[a-z0-9]$' "$T/reasons" |
+			sed 's/^/# not a token: /'
+		return 1
+	fi
+}
+check "every reason is a token" tokens_ok
 check "mock2: next raises limit_mib to HMPRE" next_is mock2 \
 	"limit_mib 32 gives 32 of the 64 MiB the drive prefers (HMPRE): echo 64 > $SYS/mock2/limit_mib"
 check "mock: no model, no serial, no Get Features" eq \
 	"$(jget mock0 model) $(jget mock0 serial) $(jget mock0 get_features)" \
 	"s: s: null"
-check "text: mock0 agrees with sysfs" text_agrees mock0 nvme-hmb
-check "text: mock1 agrees with sysfs" text_agrees mock1 nobody
-check "text: mock2 agrees with sysfs" text_agrees mock2 nvme-hmb
+check "text: mock0 agrees with sysfs" text_agrees mock0 nvme-hmb granted
+check "text: mock1 agrees with sysfs" text_agrees mock1 nobody \
+	"HMMIN above limit_mib"
+check "text: mock2 agrees with sysfs" text_agrees mock2 nvme-hmb \
+	"limited by limit_mib"
 
 one_ok() {
 	status_json mock1 &&
@@ -453,7 +472,7 @@ if in_test_vm && [ -e "/sys/class/nvme/$CTRL" ]; then
 	check "$CTRL (QEMU's NVMe, not managed): HMPRE 0 through nvme-cli" \
 		qemu_ok
 	check "$CTRL: the reason says it asks for none" eq "$(jget "$CTRL" reason)" \
-		"s:controller does not ask for HMB (HMPRE 0)"
+		s:not-asked
 else
 	skip "QEMU's NVMe: HMPRE 0 through nvme-cli" "the test VM only"
 	skip "QEMU's NVMe: the reason" "the test VM only"

@@ -10,7 +10,7 @@
 
 . "$(dirname "$0")/ksft_lib"
 
-ksft_begin 53
+ksft_begin 55
 
 # Three drives: KIOXIA BG5-like, Crucial P3 Plus-like, and one HMMAXD 8.
 modprobe nvme_hmb default_limit_mib=128
@@ -21,7 +21,7 @@ check "three controller directories" \
 
 modes_ok() {
 	for f in hmpre_kib hmmin_kib hmminds_kib hmmaxd size_kib held_kib \
-		 nr_descs state reason; do
+		 nr_descs state reason last_error; do
 		eq "$(stat -c %a $SYS/mock0/$f)" 444 || return 1
 	done
 	for f in limit_mib reclaim reclaim_floor_mib; do
@@ -68,7 +68,22 @@ check "BG5-like: 64 MiB in 16 descriptors, granted" \
 check "P3 Plus-like: 32 MiB in 8 descriptors, granted" \
 	profile mock1 32768 8 granted
 check "HMMAXD 8: 8 descriptors of 4 MiB, limited by HMMAXD" \
-	profile mock2 32768 8 "limited by HMMAXD"
+	profile mock2 32768 8 hmmaxd
+
+# reason is one token and a newline (Documentation/ABI/testing/
+# sysfs-kernel-nvme_hmb); last_error is 0 unless a Set Features failed.
+tokens_ok() {
+	for _c in mock0 mock1 mock2; do
+		_r=$(cat $SYS/$_c/reason) || return 1
+		case $_r in
+		[a-z]*[!a-z0-9-]* | [!a-z]* | *- | '')
+			echo "# $_c: reason '$_r' is not a token"; return 1 ;;
+		esac
+		eq "$(wc -l < $SYS/$_c/reason)" 1 &&
+		eq "$(val $SYS/$_c/last_error)" 0 || return 1
+	done
+}
+check "reason is one token a line, last_error 0" tokens_ok
 
 resize() { # resize NAME MIB SIZE_KIB STATE
 	echo "$2" > $SYS/$1/limit_mib || return 1
@@ -80,14 +95,14 @@ check "resize down to 32 MiB" resize mock0 32 32768 enabled
 check "resize down to 20 MiB" resize mock0 20 20480 enabled
 check "resize to 0: off" resize mock0 0 0 off
 check "off holds nothing" eq "$(val $SYS/mock0/held_kib)" 0
-check "limit 0 gives its reason" eq "$(val $SYS/mock0/reason)" \
-	"turned off (limit_mib 0)"
+check "limit 0 gives its reason" eq "$(val $SYS/mock0/reason)" limit-zero
 check "resize back up to 48 MiB" resize mock0 48 49152 enabled
 check "resize up to 128 MiB: all of HMPRE" resize mock0 128 65536 enabled
 check "P3 Plus below HMMIN: off" resize mock1 16 0 off
 check "below HMMIN gives its reason" eq "$(val $SYS/mock1/reason)" \
-	"HMMIN above limit_mib"
+	hmmin-above-limit
 check "P3 Plus back at 32 MiB" resize mock1 32 32768 enabled
+check "back enabled: granted again" eq "$(val $SYS/mock1/reason)" granted
 
 stats_ok() {
 	for k in enables disables resizes alloc_failures cmd_failures \
