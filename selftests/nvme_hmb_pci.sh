@@ -32,7 +32,7 @@ fi
 BDF=$(basename "$(readlink -f /sys/class/nvme/$CTRL/device)")
 mkdir -p "$T"
 
-echo "1..51"
+echo "1..52"
 
 modprobe -r nvme_hmb_pci nvme_hmb_mock nvme_hmb 2>/dev/null
 check "I/O before the backend is loaded" io_ok 0
@@ -81,6 +81,8 @@ dmesg_mark
 check "nvme reset /dev/$CTRL" nvme reset /dev/$CTRL
 reset_noticed() { dmesg_has "HMB: controller reset noticed"; }
 check "dmesg: the reset was noticed" wait_for 20 reset_noticed
+check "dmesg: nothing about the HMB at info level for a reset" \
+	dmesg_none_at 0-6 HMB
 check "resets counted in stats" \
 	sh -c "[ \$(cat $SYS/$CTRL/stats/resets) -gt 0 ]"
 check "namespace back after the reset" wait_for 20 test -b "$NS"
