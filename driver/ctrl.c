@@ -50,17 +50,45 @@ const char *nvme_hmb_state_str(enum nvme_hmb_state state)
 	return nvme_hmb_state_strs[state];
 }
 
-/* A size for messages: whole MiB when it is, KiB otherwise. */
-struct nvme_hmb_sz {
-	char s[24];
-};
+/**
+ * nvme_hmb_sz_str() - a size for messages
+ * @b: where to write it
+ * @bytes: the size
+ *
+ * MiB, with one decimal unless whole; KiB below 1 MiB (but 0 MiB).
+ *
+ * Return: @b's string.
+ */
+const char *nvme_hmb_sz_str(struct nvme_hmb_sz *b, u64 bytes)
+{
+	if (bytes && bytes < SZ_1M)
+		snprintf(b->s, sizeof(b->s), "%llu KiB", bytes >> 10);
+	else if (!(bytes & (SZ_1M - 1)))
+		snprintf(b->s, sizeof(b->s), "%llu MiB", bytes >> 20);
+	else
+		snprintf(b->s, sizeof(b->s), "%llu.%llu MiB", bytes >> 20,
+			 ((bytes & (SZ_1M - 1)) * 10) >> 20);
+	return b->s;
+}
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_sz_str);
 
 static const char *sz(struct nvme_hmb_sz *b, u64 bytes)
 {
-	if (bytes & (SZ_1M - 1))
-		snprintf(b->s, sizeof(b->s), "%llu KiB", bytes >> 10);
-	else
-		snprintf(b->s, sizeof(b->s), "%llu MiB", bytes >> 20);
+	return nvme_hmb_sz_str(b, bytes);
+}
+
+/* A time for messages: us below 1 ms, else ms with one decimal. */
+static const char *us_str(struct nvme_hmb_sz *b, u64 us)
+{
+	u32 rem;
+	u64 ms;
+
+	if (us < USEC_PER_MSEC) {
+		snprintf(b->s, sizeof(b->s), "%llu us", us);
+	} else {
+		ms = div_u64_rem(us, USEC_PER_MSEC, &rem);
+		snprintf(b->s, sizeof(b->s), "%llu.%u ms", ms, rem / 100);
+	}
 	return b->s;
 }
 
@@ -439,6 +467,7 @@ static int nvme_hmb_disable(struct nvme_hmb_ctrl *ctrl)
 		ctrl->state = NVME_HMB_FAILED;
 		ctrl->reason = NVME_HMB_R_DISABLE_FAILED;
 		ctrl->last_status = ret;
+		ctrl->shown = 0;	/* the enable after a reset is news */
 		nvme_hmb_cmd_error(ctrl, "disable", ret);
 		dev_err(ctrl->port->dev,
 			"HMB: keeping %s for the controller until it resets\n",
@@ -461,6 +490,7 @@ static void nvme_hmb_release(struct nvme_hmb_ctrl *ctrl)
 		return;
 	nvme_hmb_buf_free(ctrl->port->dma_dev, &ctrl->buf); /* fate: release-free */
 	ctrl->state = NVME_HMB_OFF;
+	ctrl->shown = 0;
 	ctrl->mr_valid = false;
 	ctrl->enable_deferred = false;
 	nvme_hmb_update_reclaimable(ctrl);
@@ -631,6 +661,7 @@ static void nvme_hmb_explain_off(struct nvme_hmb_ctrl *ctrl)
 	struct device *dev = ctrl->port->dev;
 	struct nvme_hmb_sz a, b;
 
+	ctrl->shown = 0;
 	switch (ctrl->reason) {
 	case NVME_HMB_R_NOT_ASKED:
 		dev_info(dev, "HMB not used: the controller asks for none (HMPRE 0)\n");
@@ -655,30 +686,37 @@ static void nvme_hmb_explain_off(struct nvme_hmb_ctrl *ctrl)
 	}
 }
 
+/* What dmesg calls a regrow, set up or resized. */
+#define NVME_HMB_REGROWN	"regrown after memory pressure"
+
 /*
- * One info line when the HMB is set up or resized; the same buffer given
- * back after a reset or a sleep (@routine) is said at debug level only, as
- * nvme-pci says nothing then either.
+ * One info line when the size a user sees changes: set up, resized,
+ * regrown, or enabled again at another size than dmesg last gave (after
+ * a failure, or an enable held for a reset).  The same buffer given back
+ * after a reset or a sleep, or set up at the same size again after
+ * hibernation, is routine: debug level only, as nvme-pci says nothing
+ * then either.
  */
-static void nvme_hmb_report(struct nvme_hmb_ctrl *ctrl, const char *what,
-			    bool routine)
+static void nvme_hmb_report(struct nvme_hmb_ctrl *ctrl, const char *what)
 {
 	const char *reason = nvme_hmb_reason_str(ctrl->reason);
 	const char *s = ctrl->buf.nr_chunks == 1 ? "" : "s";
-	struct nvme_hmb_sz a, b;
+	bool routine = ctrl->buf.size == ctrl->shown;
+	struct nvme_hmb_sz a, b, t;
 
+	ctrl->shown = ctrl->buf.size;
 	sz(&a, ctrl->buf.size);
 	sz(&b, ctrl->caps.pref);
+	us_str(&t, ctrl->stats.setup_us);
 	if (routine)
 		dev_dbg(ctrl->port->dev,
-			"HMB %s: %s of %s asked, %u descriptor%s, %llu us (%s)\n",
-			what, a.s, b.s, ctrl->buf.nr_chunks, s,
-			ctrl->stats.setup_us, reason);
+			"HMB %s: %s of %s asked, %u descriptor%s, %s (%s)\n",
+			what, a.s, b.s, ctrl->buf.nr_chunks, s, t.s, reason);
 	else
 		dev_info_ratelimited(ctrl->port->dev,
-				     "HMB %s: %s of %s asked, %u descriptor%s, %llu us (%s)\n",
-				     what, a.s, b.s, ctrl->buf.nr_chunks, s,
-				     ctrl->stats.setup_us, reason);
+				     "HMB %s: %s of %s asked, %u descriptor%s, %s (%s)\n",
+				     what, a.s, b.s, ctrl->buf.nr_chunks, s, t.s,
+				     reason);
 }
 
 /*
@@ -709,9 +747,10 @@ static void nvme_hmb_refresh_reason(struct nvme_hmb_ctrl *ctrl)
 
 /*
  * Allocate and enable an HMB for the current limit.  State OFF on entry;
- * ENABLED on success, OFF with a reason otherwise.
+ * ENABLED on success, OFF with a reason otherwise.  @what: the word for
+ * dmesg.
  */
-static int nvme_hmb_setup(struct nvme_hmb_ctrl *ctrl)
+static int nvme_hmb_setup(struct nvme_hmb_ctrl *ctrl, const char *what)
 {
 	struct nvme_hmb_alloc_ctx ax;
 	struct nvme_hmb_host host;
@@ -744,6 +783,7 @@ static int nvme_hmb_setup(struct nvme_hmb_ctrl *ctrl)
 				     sz(&b, plan.min), ax.failures);
 		nvme_hmb_buf_free(ctrl->port->dma_dev, &ctrl->buf);
 		ctrl->reason = NVME_HMB_R_ALLOC_BELOW_MIN;
+		ctrl->shown = 0;
 		return -ENOMEM;
 	}
 
@@ -754,7 +794,7 @@ static int nvme_hmb_setup(struct nvme_hmb_ctrl *ctrl)
 	ctrl->reason = reason;
 	ctrl->enabled_reason = reason;
 	ctrl->stats.setup_us = ktime_us_delta(ktime_get(), start);
-	nvme_hmb_report(ctrl, "enabled", false);
+	nvme_hmb_report(ctrl, what);
 	return 0;
 }
 
@@ -933,8 +973,11 @@ static int nvme_hmb_grow(struct nvme_hmb_ctrl *ctrl,
 	return nvme_hmb_enable(ctrl, false);
 }
 
-/* Bring the HMB to what the limit allows.  Called with ctrl->lock held. */
-static int nvme_hmb_apply(struct nvme_hmb_ctrl *ctrl)
+/*
+ * Bring the HMB to what the limit allows.  Called with ctrl->lock held.
+ * @regrow: after memory pressure, not the user's doing (for dmesg).
+ */
+static int nvme_hmb_apply(struct nvme_hmb_ctrl *ctrl, bool regrow)
 {
 	struct nvme_hmb_host host;
 	struct nvme_hmb_plan plan;
@@ -948,7 +991,8 @@ static int nvme_hmb_apply(struct nvme_hmb_ctrl *ctrl)
 		/* Nothing is known of a controller whose Identify failed. */
 		if (ctrl->reason == NVME_HMB_R_IDENTIFY_FAILED)
 			return -EIO;
-		return nvme_hmb_setup(ctrl);
+		return nvme_hmb_setup(ctrl, regrow ? NVME_HMB_REGROWN :
+						     "enabled");
 	case NVME_HMB_ENABLED:
 		break;
 	default:
@@ -977,7 +1021,7 @@ static int nvme_hmb_apply(struct nvme_hmb_ctrl *ctrl)
 	ctrl->stats.resizes++;
 	ctrl->enabled_reason = ctrl->reason;
 	ctrl->stats.setup_us = ktime_us_delta(ktime_get(), start);
-	nvme_hmb_report(ctrl, "resized", false);
+	nvme_hmb_report(ctrl, regrow ? NVME_HMB_REGROWN : "resized");
 	return 0;
 }
 
@@ -1039,7 +1083,7 @@ int nvme_hmb_set_limit(struct nvme_hmb_ctrl *ctrl, u64 limit)
 
 		ctrl->limit = limit;
 		ctrl->shrunk = false;
-		ret = nvme_hmb_apply(ctrl);
+		ret = nvme_hmb_apply(ctrl, false);
 		/* A reset is under way: its report finishes the job. */
 		if (ret == -EAGAIN)
 			ret = -EBUSY;
@@ -1104,7 +1148,7 @@ void nvme_hmb_report_reset(struct nvme_hmb_ctrl *ctrl)
 		nvme_hmb_foreign_over(ctrl);
 		if (ctrl->state == NVME_HMB_OFF) { /* fate: reset-foreign-off, both */
 			if (!ctrl->sleeping)
-				nvme_hmb_setup(ctrl);
+				nvme_hmb_setup(ctrl, "enabled");
 			goto out;
 		}
 		/* Memory still held (a failed disable): handled below. */
@@ -1152,7 +1196,7 @@ enable:
 			"HMB disabled by a controller reset; returning it\n");
 	if (!nvme_hmb_enable(ctrl, true)) { /* fate: reset-return */
 		nvme_hmb_refresh_reason(ctrl);
-		nvme_hmb_report(ctrl, "re-enabled", true);
+		nvme_hmb_report(ctrl, "re-enabled");
 	}
 out:
 	mutex_unlock(&ctrl->lock);
@@ -1195,7 +1239,7 @@ int nvme_hmb_start(struct nvme_hmb_ctrl *ctrl)
 	if (!ctrl->gone && !ctrl->sleeping &&
 	    ctrl->reason != NVME_HMB_R_IDENTIFY_FAILED &&
 	    ctrl->state == NVME_HMB_OFF && !nvme_hmb_held_by_other(ctrl))
-		ret = nvme_hmb_setup(ctrl);
+		ret = nvme_hmb_setup(ctrl, "enabled");
 	mutex_unlock(&ctrl->lock);
 	return ret;
 }
@@ -1349,8 +1393,11 @@ VISIBLE_IF_KUNIT void nvme_hmb_reclaim_locked(struct nvme_hmb_ctrl *ctrl,
 	}
 	ctrl->shrunk = true;
 	ctrl->last_reclaim = jiffies;
-	dev_dbg(ctrl->port->dev, "HMB reclaimed under memory pressure: %s -> %s\n",
-		sz(&a, size), sz(&b, ctrl->buf.size));
+	ctrl->shown = nvme_hmb_size(ctrl);
+	dev_info_ratelimited(ctrl->port->dev,
+			     "HMB reclaimed under memory pressure: %s -> %s\n",
+			     sz(&a, size),
+			     ctrl->shown ? sz(&b, ctrl->shown) : "off");
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_reclaim_locked);
 
@@ -1430,7 +1477,7 @@ VISIBLE_IF_KUNIT void nvme_hmb_regrow_locked(struct nvme_hmb_ctrl *ctrl)
 		mod_delayed_work(nvme_hmb_regrow_wq, &ctrl->regrow_work, quiet);
 		return;
 	}
-	if (nvme_hmb_apply(ctrl) || ctrl->buf.size <= before) { /* fate: regrow-apply */
+	if (nvme_hmb_apply(ctrl, true) || ctrl->buf.size <= before) { /* fate: regrow-apply */
 		/* Nothing gained: back off and try again. */
 		ctrl->regrow_backoff = min(16U, 2 * (ctrl->regrow_backoff ?: 1));
 		mod_delayed_work(nvme_hmb_regrow_wq, &ctrl->regrow_work, 2 * quiet);
@@ -1441,7 +1488,7 @@ VISIBLE_IF_KUNIT void nvme_hmb_regrow_locked(struct nvme_hmb_ctrl *ctrl)
 	ctrl->enabled_reason = ctrl->reason;
 	ctrl->stats.regrows++;
 	dev_dbg(ctrl->port->dev, "HMB regrown: %s -> %s\n",
-		sz(&a, before), sz(&b, ctrl->buf.size));
+		before ? sz(&a, before) : "off", sz(&b, ctrl->buf.size));
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_regrow_locked);
 
@@ -1504,6 +1551,7 @@ EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_set_reclaim);
 void nvme_hmb_sleep(struct nvme_hmb_ctrl *ctrl, bool hibernate)
 {
 	struct nvme_hmb_sz a;
+	u64 shown;
 
 	mutex_lock(&ctrl->lock);
 	if (ctrl->gone || ctrl->sleeping)
@@ -1523,7 +1571,10 @@ void nvme_hmb_sleep(struct nvme_hmb_ctrl *ctrl, bool hibernate)
 	if (hibernate) { /* fate: sleep-hibernate, both */
 		dev_dbg(ctrl->port->dev, "HMB disabled and freed for hibernation (%s)\n",
 			sz(&a, ctrl->buf.size));
+		shown = ctrl->shown;
 		nvme_hmb_release(ctrl);
+		/* Set up again at this size on wake-up: nothing to say. */
+		ctrl->shown = shown;
 		ctrl->reason = NVME_HMB_R_SLEEP;
 		ctrl->shrunk = true;	/* set up again on wake-up */
 	} else {
@@ -1555,11 +1606,11 @@ void nvme_hmb_wake(struct nvme_hmb_ctrl *ctrl, bool fresh)
 		if (!nvme_hmb_enable(ctrl, !fresh)) {
 			nvme_hmb_refresh_reason(ctrl);
 			ctrl->stats.resumes++;
-			nvme_hmb_report(ctrl, "re-enabled after sleep", true);
+			nvme_hmb_report(ctrl, "re-enabled after sleep");
 		}
 	} else if (rebuild) {
 		ctrl->shrunk = false;
-		nvme_hmb_setup(ctrl); /* fate: wake-rebuild */
+		nvme_hmb_setup(ctrl, "enabled after hibernation"); /* fate: wake-rebuild */
 		if (ctrl->state == NVME_HMB_ENABLED)
 			ctrl->stats.resumes++;
 		/*

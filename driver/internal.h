@@ -276,6 +276,9 @@ struct nvme_hmb_ctrl {
 	bool sleeping;			/* disabled for system sleep */
 	bool reclaiming;		/* in the reclaim work */
 	enum nvme_hmb_reason enabled_reason; /* of the last enabled HMB */
+	u64 shown;			/* the size dmesg last gave at info
+					 * level; 0: off, or nothing said
+					 */
 	unsigned long last_regrow;	/* jiffies, 0 before the first */
 };
 
@@ -294,6 +297,13 @@ void nvme_hmb_sleep_all(bool hibernate);
 void nvme_hmb_wake_all(bool fresh);
 
 const char *nvme_hmb_state_str(enum nvme_hmb_state state);
+
+/* A size for messages (ctrl.c): MiB, KiB below 1 MiB. */
+struct nvme_hmb_sz {
+	char s[24];
+};
+
+const char *nvme_hmb_sz_str(struct nvme_hmb_sz *b, u64 bytes);
 bool nvme_hmb_teardown_locked(struct nvme_hmb_ctrl *ctrl);
 void nvme_hmb_forget_locked(struct nvme_hmb_ctrl *ctrl);
 int nvme_hmb_set_limit(struct nvme_hmb_ctrl *ctrl, u64 limit);

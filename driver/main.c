@@ -141,14 +141,17 @@ struct workqueue_struct *nvme_hmb_regrow_wq;
 static void nvme_hmb_describe(struct nvme_hmb_ctrl *ctrl)
 {
 	const struct nvme_hmb_caps *caps = &ctrl->caps;
+	struct nvme_hmb_sz a, b, c, d;
 
 	if (!caps->pref)
 		return;
 	dev_info(ctrl->port->dev,
-		 "HMB asked: preferred %llu KiB, minimum %llu KiB, buffers of at least %llu KiB, at most %u descriptors%s; limit %llu MiB\n",
-		 caps->pref >> 10, caps->min >> 10, caps->min_chunk >> 10,
+		 "HMB asked: preferred %s, minimum %s, buffers of at least %s, at most %u descriptors%s; limit %s\n",
+		 nvme_hmb_sz_str(&a, caps->pref),
+		 nvme_hmb_sz_str(&b, caps->min),
+		 nvme_hmb_sz_str(&c, caps->min_chunk),
 		 caps->max_descs, caps->max_descs ? "" : " (no limit)",
-		 ctrl->limit >> 20);
+		 nvme_hmb_sz_str(&d, ctrl->limit));
 	if (caps->min_above_pref)
 		dev_warn(ctrl->port->dev,
 			 "HMB: Identify says HMMIN (%u pages) above HMPRE (%u pages); taking HMMIN as preferred\n",
@@ -223,6 +226,7 @@ EXPORT_SYMBOL_NS_GPL(nvme_hmb_attach, NVME_HMB_NS);
  */
 void nvme_hmb_detach(struct nvme_hmb_ctrl *ctrl)
 {
+	struct nvme_hmb_sz a;
 	u64 size;
 
 	/* No shrinker walk queues work for it after the grace period. */
@@ -234,8 +238,8 @@ void nvme_hmb_detach(struct nvme_hmb_ctrl *ctrl)
 	size = ctrl->buf.size;
 	if (ctrl->state != NVME_HMB_OFF && !nvme_hmb_teardown_locked(ctrl)) {
 		dev_err(ctrl->port->dev,
-			"HMB: controller did not confirm the disable; leaking %llu KiB rather than freeing memory it may still use\n",
-			size >> 10);
+			"HMB: controller did not confirm the disable; leaking %s rather than freeing memory it may still use\n",
+			nvme_hmb_sz_str(&a, size));
 		nvme_hmb_forget_locked(ctrl); /* fate: detach-leak */
 	}
 	ctrl->gone = true;

@@ -1568,6 +1568,60 @@ static void reclaim(struct nvme_hmb_ctrl *ctrl, u64 want, bool severe)
 }
 
 /*
+ * dmesg gives a size at info level only when it is news: ctrl->shown,
+ * the size it last gave, decides.  A reset, a suspend and a hibernation
+ * give back the same size (debug level); a resize, a reclaim, and the
+ * recovery from a failed disable are news.
+ */
+static void dmesg_news_only(struct kunit *test)
+{
+	struct ctrl_test *t;
+
+	t = enabled_mock(test, &bg5, MIB(64));
+	KUNIT_EXPECT_EQ(test, t->ctrl->shown, MIB(64));
+	nvme_hmb_mock_reset(t->mock);
+	KUNIT_EXPECT_EQ(test, t->ctrl->shown, MIB(64));
+	nvme_hmb_sleep(t->ctrl, false);
+	nvme_hmb_wake(t->ctrl, false);
+	KUNIT_EXPECT_EQ(test, t->ctrl->shown, MIB(64));
+	nvme_hmb_sleep(t->ctrl, true);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_held(t->ctrl), 0ULL);
+	KUNIT_EXPECT_EQ(test, t->ctrl->shown, MIB(64));
+	nvme_hmb_wake(t->ctrl, true);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
+	KUNIT_EXPECT_EQ(test, t->ctrl->shown, MIB(64));
+	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(32)), 0);
+	KUNIT_EXPECT_EQ(test, t->ctrl->shown, MIB(32));
+	nvme_hmb_mock_fail_set(t->mock, 0, INVALID_FIELD);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(16)), -EIO);
+	KUNIT_EXPECT_EQ(test, t->ctrl->shown, 0ULL);
+	nvme_hmb_mock_reset(t->mock);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
+	KUNIT_EXPECT_EQ(test, t->ctrl->shown, MIB(32));
+	reclaim(t->ctrl, MIB(16), false);
+	KUNIT_EXPECT_LT(test, nvme_hmb_size(t->ctrl), MIB(32));
+	KUNIT_EXPECT_EQ(test, t->ctrl->shown, nvme_hmb_size(t->ctrl));
+	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, 0), 0);
+	KUNIT_EXPECT_EQ(test, t->ctrl->shown, 0ULL);
+}
+
+/* Sizes in messages: MiB, one decimal unless whole; KiB below 1 MiB. */
+static void sizes_for_messages(struct kunit *test)
+{
+	struct nvme_hmb_sz b;
+
+	KUNIT_EXPECT_STREQ(test, nvme_hmb_sz_str(&b, 0), "0 MiB");
+	KUNIT_EXPECT_STREQ(test, nvme_hmb_sz_str(&b, SZ_4K), "4 KiB");
+	KUNIT_EXPECT_STREQ(test, nvme_hmb_sz_str(&b, SZ_1M - SZ_4K),
+			   "1020 KiB");
+	KUNIT_EXPECT_STREQ(test, nvme_hmb_sz_str(&b, MIB(64)), "64 MiB");
+	KUNIT_EXPECT_STREQ(test, nvme_hmb_sz_str(&b, 50688ULL << 10),
+			   "49.5 MiB");
+	KUNIT_EXPECT_STREQ(test, nvme_hmb_sz_str(&b, MIB(14) + SZ_4K),
+			   "14.0 MiB");
+}
+
+/*
  * Severe pressure takes the HMB below HMMIN, so off.  When the disable of
  * that teardown fails, the controller keeps the memory (failed) and
  * nothing counts as reclaimed.  After the reset that ends it, the same
@@ -1870,6 +1924,8 @@ static struct kunit_case nvme_hmb_ctrl_cases[] = {
 	KUNIT_CASE(min_is_pref_fragmented),
 	KUNIT_CASE(resize_both_ways),
 	KUNIT_CASE(suspend_resume_mr),
+	KUNIT_CASE(dmesg_news_only),
+	KUNIT_CASE(sizes_for_messages),
 	KUNIT_CASE(mr_refused_falls_back),
 	KUNIT_CASE(reset_returns_buffer),
 	KUNIT_CASE(late_reset_report),

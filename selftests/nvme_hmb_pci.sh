@@ -32,7 +32,7 @@ fi
 BDF=$(basename "$(readlink -f /sys/class/nvme/$CTRL/device)")
 mkdir -p "$T"
 
-echo "1..49"
+echo "1..52"
 
 modprobe -r nvme_hmb_pci nvme_hmb_mock nvme_hmb 2>/dev/null
 check "I/O before the backend is loaded" io_ok 0
@@ -40,6 +40,8 @@ check "I/O before the backend is loaded" io_ok 0
 # --- 1. load: QEMU's controller asks for no HMB -------------------------
 dmesg_mark
 check "modprobe nvme_hmb_pci" modprobe nvme_hmb_pci
+# "reset noticed" is a debug message (a reset is routine)
+check "our debug messages on" dyndbg on
 check "$CTRL directory exists" test -d $SYS/$CTRL
 check "hmpre_kib is 0 (read through the admin queue)" \
 	eq "$(val $SYS/$CTRL/hmpre_kib)" 0
@@ -78,6 +80,8 @@ dmesg_mark
 check "nvme reset /dev/$CTRL" nvme reset /dev/$CTRL
 reset_noticed() { dmesg_has "HMB: controller reset noticed"; }
 check "dmesg: the reset was noticed" wait_for 20 reset_noticed
+check "dmesg: nothing about the HMB at info level for a reset" \
+	dmesg_none_at 0-6 HMB
 check "resets counted in stats" \
 	sh -c "[ \$(cat $SYS/$CTRL/stats/resets) -gt 0 ]"
 check "namespace back after the reset" wait_for 20 test -b "$NS"
@@ -117,6 +121,7 @@ check "dmesg explains a bad force=" \
 dmesg_mark
 check "modprobe nvme_hmb_pci force=$CTRL:hmpre=4096,hmmin=1024" \
 	modprobe nvme_hmb_pci force="$CTRL:hmpre=4096,hmmin=1024"
+check "our debug messages on again" dyndbg on
 check "hmpre_kib shows the override (16384)" \
 	eq "$(val $SYS/$CTRL/hmpre_kib)" 16384
 check "hmmin_kib shows the override (4096)" \

@@ -514,9 +514,9 @@ static int hmb_pci_reset_disabled(struct hmb_pci_ctrl *pc,
 			return -EINTR;
 		msleep(20);
 	}
-	dev_info(pc->port.dev,
-		 "HMB: disable cancelled by a controller reset; the reset dropped the HMB (state %d now)\n",
-		 state);
+	dev_dbg(pc->port.dev,
+		"HMB: disable cancelled by a controller reset; the reset dropped the HMB (state %d now)\n",
+		state);
 	return 0;
 }
 
@@ -1148,12 +1148,13 @@ static void hmb_pci_reset(struct hmb_pci_ctrl *pc)
 			state);
 		return;
 	}
-	dev_info(dev, "HMB: controller reset noticed\n");
+	/* Routine: nvme-pci says nothing of its HMB in a reset either. */
+	dev_dbg(dev, "HMB: controller reset noticed\n");
 	hold = min(READ_ONCE(hmb_pci_hold_reset_ms), HMB_PCI_HOLD_MAX_MS);
 	if (hold) {
 		/* Tests: the report comes late, whatever ran meanwhile. */
-		dev_info(dev, "HMB: reset report held for %u ms (debugfs hold_reset_ms)\n",
-			 hold);
+		dev_dbg(dev, "HMB: reset report held for %u ms (debugfs hold_reset_ms)\n",
+			hold);
 		msleep(hold);
 	}
 	/*
