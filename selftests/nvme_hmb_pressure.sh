@@ -90,6 +90,18 @@ if vm_only; then
 	mount -t tmpfs -o size=100% hog /tmp/hog
 	old_min_free=$(cat /proc/sys/vm/min_free_kbytes)
 	echo 49152 > /proc/sys/vm/min_free_kbytes
+	# No watermark boost while the hog runs: a boost (after a
+	# fragmenting allocation, such as the HMB's own large blocks)
+	# raises the watermarks above the ones read below, and the hog then
+	# went under the real min watermark (debug kernel, 2026-12-04:
+	# DMA32 free 61436 kB, min 60532 kB with a 12288 kB boost; dd
+	# OOM-killed with the HMB whole).
+	wbf=/proc/sys/vm/watermark_boost_factor
+	old_wbf=
+	if [ -w $wbf ]; then
+		old_wbf=$(cat $wbf)
+		echo 0 > $wbf
+	fi
 	free_kib() { sed -n 's/MemFree: *\([0-9]*\).*/\1/p' /proc/meminfo; }
 	# The sum of the zones' min watermarks, in KiB.  Below it an
 	# allocation reclaims directly, and one that finds nothing to take
@@ -142,6 +154,7 @@ if vm_only; then
 	rm -f /tmp/hog/f*
 	umount /tmp/hog
 	echo "$old_min_free" > /proc/sys/vm/min_free_kbytes
+	[ -z "$old_wbf" ] || echo "$old_wbf" > $wbf
 	timeline "hog gone"
 	check "regrows after the hog is gone" wait_for 90 at 65536
 	# sysfs reads take no lock: size_kib shows the regrown HMB as soon
