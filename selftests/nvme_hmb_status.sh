@@ -328,6 +328,7 @@ emu_mode() {
 	}
 	check "nobody owns it (nvme-pci at 0, nvme-hmb not loaded)" \
 		fresh_json nobody
+	"$TOOL" status "$CTRL" 2>&1 | sed 's/^/# /'
 	check "nobody: the same status through the newest nvme-cli" same_newest
 	check "next: modprobe nvme_hmb_pci" \
 		next_is "$CTRL" "nvme_hmb_pci is not loaded: modprobe nvme_hmb_pci"
