@@ -1,6 +1,5 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# nvme-hmb-tcg: single
 #
 # nvme-hmb stress selftest (TAP 13): for a bounded time
 # (NVME_HMB_STRESS_SECS, default 30), resize writes, drop_caches (shrinker
@@ -14,9 +13,8 @@
 #
 # On 6.1 kernels the sleeper is off unless NVME_HMB_STRESS_SLEEP=1, for
 # a fault of the test VM, not of nvme-hmb.  make test asks for it on
-# every kernel and runs this suite on single-threaded TCG everywhere: the
-# tag above would give it a VM of its own on a kernel whose other VMs
-# ran multi-threaded (scripts/run-tests, accel_for).  Under QEMU's multi-threaded
+# every kernel and runs every VM on single-threaded TCG (scripts/run-tests,
+# accel_for), which this suite needs.  Under QEMU's multi-threaded
 # TCG (scripts/vm-run's default) Debian's 6.1 stops for good in
 # "Freezing user space processes": both vCPUs stay at get_signal+0xa0,
 # the static branch of freezing() (freezer_active) inlined in
