@@ -43,8 +43,14 @@
  * and hmb_pci_exiting and is never held across a command, so that one
  * slow controller does not stall the unbind of another; the engine's
  * per-controller mutex (held while the ops run); nvme-core's.  The ops
- * never take hmb_pci_lock.  The kprobe handler takes only
- * hmb_pci_evt_lock, a spinlock, and queues the work.
+ * never take hmb_pci_lock.  hmb_pci_evt_lock, a spinlock, guards the
+ * list's changes and what the kretprobe changes.
+ *
+ * The kprobe handler runs where the breakpoint hit: an NMI-like context
+ * on x86 (before the probe is optimised, or always with optimisation off)
+ * and a debug exception on arm64.  It takes no lock at all: it walks the
+ * list under RCU, marks the controller with atomic bit operations and
+ * queues an irq_work, which queues the work.
  *
  * During a reset by nvme-pci: the ops answer -EAGAIN without sending
  * while nvme-core says the controller is not live, and the end of the
@@ -63,6 +69,7 @@
 #include <linux/delay.h>
 #include <linux/device.h>
 #include <linux/err.h>
+#include <linux/irq_work.h>
 #include <linux/kallsyms.h>
 #include <linux/kernel.h>
 #include <linux/kprobes.h>
@@ -73,6 +80,7 @@
 #include <linux/notifier.h>
 #include <linux/nvme.h>
 #include <linux/pci.h>
+#include <linux/rculist.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
@@ -112,13 +120,14 @@ struct hmb_pci_force {
 
 struct hmb_pci_ctrl {
 	struct nvme_hmb_port port;
-	struct list_head node;		/* hmb_pci_ctrls: lock and evt_lock */
+	struct list_head node;		/* hmb_pci_ctrls: lock and evt_lock; RCU */
+	struct rcu_head rcu;
 	struct pci_dev *pdev;		/* reference held */
 	struct nvme_ctrl *nctrl;	/* reference on nctrl->device held */
 	struct nvme_dev *ndev;		/* nvme-pci's, around nctrl */
 	struct nvme_hmb_ctrl *hmb;
 	const struct hmb_pci_force *force;
-	bool reset_pending;		/* under hmb_pci_evt_lock */
+	unsigned long events;		/* HMB_PCI_EV_*, atomic bit operations */
 	/*
 	 * Starts of the controller seen by the kprobe (its reset ends), and
 	 * the count at which a command of ours was cancelled by nvme-core
@@ -127,7 +136,7 @@ struct hmb_pci_ctrl {
 	 * yet and a command would wait on the quiesced queue and reach the
 	 * controller before nvme-pci's own Identify.
 	 */
-	unsigned long starts;		/* under hmb_pci_evt_lock; READ_ONCE */
+	unsigned long starts;		/* written by the kprobe only; READ_ONCE */
 	unsigned long cancelled_at;	/* starts + 1 when cancelled, or 0 */
 	/*
 	 * Taken over from nvme-pci: nvme-pci's copy of HMPRE is kept at 0
@@ -142,9 +151,11 @@ struct hmb_pci_ctrl {
 	int kept_err;
 };
 
+#define HMB_PCI_EV_RESET	0	/* a reset (or start) to report */
+
 static LIST_HEAD(hmb_pci_ctrls);
 static DEFINE_MUTEX(hmb_pci_lock);	/* the list, hmb_pci_exiting */
-static DEFINE_SPINLOCK(hmb_pci_evt_lock); /* the list, reset_pending */
+static DEFINE_SPINLOCK(hmb_pci_evt_lock); /* list changes, taken, hmpre */
 static bool hmb_pci_exiting;
 
 static bool take_over = true;
@@ -155,6 +166,8 @@ MODULE_PARM_DESC(take_over,
 static struct workqueue_struct *hmb_pci_wq;
 static void hmb_pci_work_fn(struct work_struct *work);
 static DECLARE_DELAYED_WORK(hmb_pci_work, hmb_pci_work_fn);
+static void hmb_pci_kick_fn(struct irq_work *work);
+static DEFINE_IRQ_WORK(hmb_pci_kick, hmb_pci_kick_fn);
 static bool hmb_pci_kprobe_on;
 static bool hmb_pci_kretprobe_on;
 static unsigned int hmb_pci_poll_left;	/* under hmb_pci_lock */
@@ -792,7 +805,7 @@ static bool hmb_pci_list_add(struct hmb_pci_ctrl *pc)
 	mutex_lock(&hmb_pci_lock);
 	if (!hmb_pci_exiting) {
 		spin_lock_irqsave(&hmb_pci_evt_lock, flags);
-		list_add_tail(&pc->node, &hmb_pci_ctrls);
+		list_add_tail_rcu(&pc->node, &hmb_pci_ctrls);
 		spin_unlock_irqrestore(&hmb_pci_evt_lock, flags);
 		added = true;
 	}
@@ -806,16 +819,17 @@ static void hmb_pci_list_del(struct hmb_pci_ctrl *pc)
 
 	mutex_lock(&hmb_pci_lock);
 	spin_lock_irqsave(&hmb_pci_evt_lock, flags);
-	list_del_init(&pc->node);
+	list_del_rcu(&pc->node);
 	spin_unlock_irqrestore(&hmb_pci_evt_lock, flags);
 	mutex_unlock(&hmb_pci_lock);
 }
 
+/* The kprobe handler may still be walking past @pc: free after a grace period. */
 static void hmb_pci_free(struct hmb_pci_ctrl *pc)
 {
 	put_device(pc->nctrl->device);
 	pci_dev_put(pc->pdev);
-	kfree(pc);
+	kfree_rcu(pc, rcu);
 }
 
 /* ---------------------------------------------------------------------
@@ -1169,14 +1183,7 @@ static void hmb_pci_reset(struct hmb_pci_ctrl *pc)
 
 static bool hmb_pci_take_reset(struct hmb_pci_ctrl *pc)
 {
-	unsigned long flags;
-	bool pending;
-
-	spin_lock_irqsave(&hmb_pci_evt_lock, flags);
-	pending = pc->reset_pending;
-	pc->reset_pending = false;
-	spin_unlock_irqrestore(&hmb_pci_evt_lock, flags);
-	return pending;
+	return test_and_clear_bit(HMB_PCI_EV_RESET, &pc->events);
 }
 
 /*
@@ -1262,26 +1269,33 @@ static void hmb_pci_work_fn(struct work_struct *work)
  * Events: the kprobe on nvme_start_ctrl() and the PCI bus notifier
  */
 
+/* Hard interrupt context, from the kprobe handler: queue the work. */
+static void hmb_pci_kick_fn(struct irq_work *work)
+{
+	mod_delayed_work(hmb_pci_wq, &hmb_pci_work, 0);
+}
+
 /*
- * Runs in the probed context (atomic): note the event, queue the work.
- * @regs holds nvme_start_ctrl()'s argument; the pointer is only compared,
- * never followed.
+ * Runs where the breakpoint hit, an NMI to lockdep: no lock may be taken,
+ * the workqueue's included.  Note the event, kick the work through the
+ * irq_work.  @regs holds nvme_start_ctrl()'s argument; the pointer is
+ * only compared, never followed.  nvme-core does not start one controller
+ * twice at once, so only one handler writes a controller's @starts.
  */
 static int hmb_pci_kp_pre(struct kprobe *kp, struct pt_regs *regs)
 {
 	void *nctrl = (void *)regs_get_kernel_argument(regs, 0);
 	struct hmb_pci_ctrl *pc;
-	unsigned long flags;
 
-	spin_lock_irqsave(&hmb_pci_evt_lock, flags);
-	list_for_each_entry(pc, &hmb_pci_ctrls, node) {
+	rcu_read_lock();
+	list_for_each_entry_rcu(pc, &hmb_pci_ctrls, node) {
 		if ((void *)pc->nctrl == nctrl) {
-			pc->reset_pending = true; /* fate: pci-kprobe-reset */
 			WRITE_ONCE(pc->starts, pc->starts + 1);
+			set_bit(HMB_PCI_EV_RESET, &pc->events); /* fate: pci-kprobe-reset */
 		}
 	}
-	spin_unlock_irqrestore(&hmb_pci_evt_lock, flags);
-	mod_delayed_work(hmb_pci_wq, &hmb_pci_work, 0);
+	rcu_read_unlock();
+	irq_work_queue(&hmb_pci_kick); /* fate: pci-kprobe-no-lock */
 	return 0;
 }
 
@@ -1383,7 +1397,7 @@ static ssize_t hmb_pci_report_reset_write(struct file *file,
 	spin_lock_irqsave(&hmb_pci_evt_lock, flags);
 	list_for_each_entry(pc, &hmb_pci_ctrls, node) {
 		if (!strcmp(pc->port.name, name)) {
-			pc->reset_pending = true;
+			set_bit(HMB_PCI_EV_RESET, &pc->events);
 			found = true;
 		}
 	}
@@ -1583,6 +1597,7 @@ static void __exit hmb_pci_exit(void)
 	hmb_pci_detach_all();
 	if (hmb_pci_kprobe_on)
 		unregister_kprobe(&hmb_pci_kp);
+	irq_work_sync(&hmb_pci_kick);
 	cancel_delayed_work_sync(&hmb_pci_work);
 	/* HMPRE is nvme-pci's again: nothing is kept at 0 any more. */
 	if (hmb_pci_kretprobe_on)
