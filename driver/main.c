@@ -315,6 +315,6 @@ module_init(nvme_hmb_init);
 module_exit(nvme_hmb_exit);
 
 MODULE_DESCRIPTION("NVMe Host Memory Buffer manager");
-MODULE_AUTHOR("nvme-hmb developers");
+MODULE_AUTHOR("nvme-hmb developers <maintainers@users.noreply.a-seed-3aadf4a1.example>");
 MODULE_LICENSE("GPL");
 MODULE_VERSION(NVME_HMB_VERSION);

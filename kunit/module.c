@@ -9,7 +9,7 @@
 #include "compat.h"
 
 MODULE_DESCRIPTION("KUnit suites for the nvme-hmb engine");
-MODULE_AUTHOR("nvme-hmb developers");
+MODULE_AUTHOR("nvme-hmb developers <maintainers@users.noreply.a-seed-3aadf4a1.example>");
 MODULE_LICENSE("GPL");
 MODULE_VERSION(NVME_HMB_VERSION);
 MODULE_IMPORT_NS(NVME_HMB_NS);

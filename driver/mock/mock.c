@@ -1430,7 +1430,7 @@ module_init(mock_init);
 module_exit(mock_exit);
 
 MODULE_DESCRIPTION("Mock NVMe controllers for the nvme-hmb engine");
-MODULE_AUTHOR("nvme-hmb developers");
+MODULE_AUTHOR("nvme-hmb developers <maintainers@users.noreply.a-seed-3aadf4a1.example>");
 MODULE_LICENSE("GPL");
 MODULE_VERSION(NVME_HMB_VERSION);
 MODULE_IMPORT_NS(NVME_HMB_NS);

@@ -1610,7 +1610,7 @@ module_init(hmb_pci_init);
 module_exit(hmb_pci_exit);
 
 MODULE_DESCRIPTION("nvme-hmb backend for NVMe PCIe controllers run by nvme-pci");
-MODULE_AUTHOR("nvme-hmb developers");
+MODULE_AUTHOR("nvme-hmb developers <maintainers@users.noreply.a-seed-3aadf4a1.example>");
 MODULE_LICENSE("GPL");
 MODULE_VERSION(NVME_HMB_VERSION);
 MODULE_IMPORT_NS(NVME_HMB_NS);
