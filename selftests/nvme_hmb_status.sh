@@ -260,7 +260,7 @@ newest_json() {
 }
 
 emu_mode() {
-	echo "1..32"
+	echo "1..33"
 	modprobe -r nvme_hmb_pci nvme_hmb_mock nvme_hmb 2>/dev/null
 	D=$SYS/$CTRL
 	# unload_reload [PARAM=V]: our modules out, nvme-pci reloaded
@@ -291,6 +291,16 @@ emu_mode() {
 		   "n:4 n:1024"
 	}
 	check "what it asks, from Identify through nvme-cli (BG5-like)" asks_ok
+	fresh_ok() {
+		eq "$(jget "$CTRL" fresh_memory.nvme_pci_kib) $(jget "$CTRL" fresh_memory.nvme_hmb_kib)" \
+		   "n:65536 n:65536" &&
+		"$TOOL" status "$CTRL" >"$T/text" 2>&1 &&
+		grep -qx '  linux:  64 MiB in fresh memory (nvme-pci on this kernel, max_host_mem_size_mb 128)' "$T/text" &&
+		grep -qx '  ours:   64 MiB in fresh memory (nvme-hmb, limit_mib 128)' "$T/text" ||
+		{ sed 's/^/# | /' "$T/text"; return 1; }
+	}
+	check "what nvme-pci and nvme-hmb give it in fresh memory: 64 MiB each" \
+		fresh_ok
 	ids_ok() {
 		eq "$(jget "$CTRL" serial)" \
 		   "s:$(sed 's/ *$//' "/sys/class/nvme/$CTRL/serial")" &&
@@ -385,7 +395,7 @@ fi
 # Outside the test VM, sysfs only: no command to a real drive.
 CLI=
 in_test_vm || CLI=--no-nvme-cli
-ksft_mock_begin 30
+ksft_mock_begin 31
 
 modprobe nvme_hmb default_limit_mib=128
 modprobe nvme_hmb_mock nr_ctrls=3 hmpre=16384,8192,16384 \
@@ -506,6 +516,60 @@ fake_ok() {
 	eq "$(jget nvme7 owner)" s:nvme-hmb
 }
 check "quotes, backslashes, control characters: escaped, valid JSON" fake_ok
+
+# What each driver's policy gives in fresh memory (the linux: and ours:
+# lines), on a made-up sysfs: one managed PCIe controller per case.
+# grant_case KREL IOMMU PCI_MAX LIMIT HMPRE HMMIN HMMINDS HMMAXD PCI HMB
+# (KiB; IOMMU: the group's type, - for none; PCI_MAX - for no nvme module)
+grant_case() {
+	_r=$FAKE/g _c=$FAKE/g/sys/class/nvme/nvme9 _d=$FAKE/g/nvme_hmb/nvme9
+	rm -rf "$_r"
+	mkdir -p "$_c/device" "$_d" "$_r/sys/module/nvme/parameters" || return 1
+	echo pcie >"$_c/transport"
+	if [ "$2" != - ]; then
+		mkdir -p "$_c/device/iommu_group" && echo "$2" >"$_c/device/iommu_group/type"
+	fi
+	if [ "$3" = - ]; then rm -rf "$_r/sys/module/nvme"
+	else echo "$3" >"$_r/sys/module/nvme/parameters/max_host_mem_size_mb"; fi
+	echo "$4" >"$_d/limit_mib"
+	echo "$5" >"$_d/hmpre_kib"; echo "$6" >"$_d/hmmin_kib"
+	echo "$7" >"$_d/hmminds_kib"; echo "$8" >"$_d/hmmaxd"
+	echo 0 >"$_d/size_kib"; echo 0 >"$_d/nr_descs"; echo off >"$_d/state"
+	echo none >"$_d/reason"
+	(
+		export NVME_HMB_SYSROOT="$_r" NVME_HMB_SYSFS="$_r/nvme_hmb" NVME_HMB_KREL="$1"
+		status_json --no-nvme-cli nvme9
+	) || return 1
+	_got="$(jget nvme9 fresh_memory.nvme_pci_kib) $(jget nvme9 fresh_memory.nvme_hmb_kib)"
+	[ "$_got" = "n:$9 n:${10}" ] && return 0
+	echo "# $*: got $_got"
+	return 1
+}
+grants_ok() {
+	_bad=0
+	while read -r _k _i _m _l _p _n _s _x _lx _hx; do
+		case $_k in '#'*|'') continue ;; esac
+		grant_case "$_k" "$_i" "$_m" "$_l" "$_p" "$_n" "$_s" "$_x" \
+			"$_lx" "$_hx" || _bad=1
+	done <<-EOF
+	# kernel  iommu   max  limit hmpre  hmmin  hmminds hmmaxd pci    hmb
+	6.1.0-9   -       128  128   65536  14336  4       1024   65536  65536
+	6.1.0-9   -       -    128   65536  14336  4       1024   65536  65536
+	6.1.0-9   -       128  256   262144 0      4       0      131072 262144
+	6.1.0-9   -       128  128   65536  8192   4       8      32768  32768
+	6.1.0-9   DMA-FQ  128  128   65536  8192   4       8      32768  65536
+	6.13.2    DMA     128  128   65536  8192   4       8      65536  65536
+	7.3.4+deb identity 128 128   65536  8192   4       8      32768  32768
+	6.1.0-9   -       128  256   204800 163840 4       0      0      204800
+	6.1.0-9   -       128  128   65536  40960  4       8      0      0
+	6.1.0-9   -       0    128   65536  14336  4       1024   0      65536
+	6.1.0-9   -       128  128   65536  14336  8192    1024   0      0
+	6.1.0-9   -       128  0     65536  0      4       1024   65536  0
+	EOF
+	return $_bad
+}
+check "fresh memory: nvme-pci's and nvme-hmb's policies, case by case" \
+	grants_ok
 none_ok() {
 	mkdir -p "$T/empty" &&
 	eq "$(NVME_HMB_SYSROOT=$T/empty NVME_HMB_SYSFS=$T/empty/nvme_hmb \
