@@ -22,8 +22,10 @@
 # base BTF, which must be the very kernel's (type ids of split BTF continue
 # those of the base).  Each module is read on its own: struct nvme_ctrl
 # and enum nvme_ctrl_state from nvme-core.ko, struct nvme_dev from nvme.ko
-# (whose split BTF has its own copy of struct nvme_ctrl, not used).  The
-# base:
+# (whose split BTF has its own copy of struct nvme_ctrl, not used).  A
+# module built into the kernel (modules.builtin lists it: the usual Ubuntu
+# and Raspberry Pi OS setup) has no file: its types are read from the base
+# itself, the kernel's own BTF.  The base:
 #
 #   /sys/kernel/btf/vmlinux   only when KERNELRELEASE is the running kernel;
 #   KDIR/vmlinux              if it has .BTF (Debian's 6.12 headers ship one);
@@ -82,12 +84,36 @@ find_mod() {
 	done
 }
 
-mod=$(find_mod nvme-core)
-[ -n "$mod" ] ||
-	none "no nvme-core.ko of $krel in /lib/modules/$krel or $kdir (its linux-image package not installed, or nvme-core built in)"
-pmod=$(find_mod nvme)
-[ -n "$pmod" ] ||
-	none "no nvme.ko (nvme-pci) of $krel in /lib/modules/$krel or $kdir (its linux-image package not installed, or nvme-pci built in)"
+# builtin NAME: module NAME (nvme-core, nvme) is built into the kernel,
+# as modules.builtin of the kernel's module directory or of its build tree
+# says (then its types are in the kernel's own BTF, the base below).
+builtin() {
+	for b in /lib/modules/"$krel"/modules.builtin \
+		 "$kdir"/modroot/lib/modules/"$krel"/modules.builtin \
+		 "$kdir"/modules.builtin; do
+		[ -r "$b" ] || continue
+		grep -qx "kernel/drivers/nvme/host/$1.ko" "$b"
+		return
+	done
+	return 1
+}
+
+# Each module's types come from its own split BTF, or from the base when
+# it is built in; "builtin" stands for the module's file then.
+if builtin nvme-core; then
+	mod=builtin
+else
+	mod=$(find_mod nvme-core)
+	[ -n "$mod" ] ||
+		none "no nvme-core.ko of $krel in /lib/modules/$krel or $kdir, and no modules.builtin that lists it (its linux-image package not installed?)"
+fi
+if builtin nvme; then
+	pmod=builtin
+else
+	pmod=$(find_mod nvme)
+	[ -n "$pmod" ] ||
+		none "no nvme.ko (nvme-pci) of $krel in /lib/modules/$krel or $kdir, and no modules.builtin that lists it (its linux-image package not installed?)"
+fi
 
 # The modules first: without .BTF in them, nothing else matters.
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/nvme-hmb-btf.XXXXXX") ||
@@ -105,8 +131,8 @@ unpack() {
 	readelf -S "$2" 2>/dev/null | grep -q '\.BTF ' ||
 		none "$1 has no .BTF (kernel built without CONFIG_DEBUG_INFO_BTF_MODULES)"
 }
-unpack "$mod" "$tmp/nvme-core.ko"
-unpack "$pmod" "$tmp/nvme.ko"
+[ "$mod" = builtin ] || unpack "$mod" "$tmp/nvme-core.ko"
+[ "$pmod" = builtin ] || unpack "$pmod" "$tmp/nvme.ko"
 
 # The base: see above.  A vmlinuz is only named here; it is unpacked below.
 base=
@@ -121,7 +147,7 @@ else
 	none "no base BTF for $krel (not running, no $kdir/vmlinux with .BTF, no /boot/vmlinuz-$krel)"
 fi
 
-stamp="$krel $(stat -L -c '%n %Y %s' "$mod" "$pmod" "$base" "$self" 2>/dev/null | tr '\n' ' ')"
+stamp="$krel $mod $pmod $(stat -L -c '%n %Y %s' "$mod" "$pmod" "$base" "$self" 2>/dev/null | tr '\n' ' ')"
 if [ -f "$dir/btf-layout.h" ] && [ -f "$dir/btf-nvme.h" ] &&
    [ "$(cat "$dir/btf-stamp" 2>/dev/null)" = "$stamp" ]; then
 	echo btf
@@ -159,13 +185,24 @@ case "$base" in
 	;;
 esac
 
-# Once per module, so that each type is the one of the module named.
-pahole -F btf --btf_base="$base" -C nvme_ctrl,nvme_ctrl_state,work_struct \
-	"$tmp/nvme-core.ko" >"$tmp/types" 2>"$tmp/err" ||
-	none "pahole cannot read $mod with base $base_name: $(head -n 1 "$tmp/err")"
-pahole -F btf --btf_base="$base" -C nvme_dev \
-	"$tmp/nvme.ko" >"$tmp/types-pci" 2>"$tmp/err" ||
-	none "pahole cannot read $pmod with base $base_name: $(head -n 1 "$tmp/err")"
+# types TYPES MODULE KO OUT: pahole's text of TYPES into OUT, from
+# MODULE's split BTF (its unpacked copy KO) on the base, or from the base
+# alone when MODULE is built in.  Once per module, so that each type is
+# the one of the module named.
+types() {
+	if [ "$2" = builtin ]; then
+		pahole -F btf -C "$1" "$base" >"$4" 2>"$tmp/err" ||
+			none "pahole cannot read $base_name: $(head -n 1 "$tmp/err")"
+	else
+		pahole -F btf --btf_base="$base" -C "$1" "$3" >"$4" 2>"$tmp/err" ||
+			none "pahole cannot read $2 with base $base_name: $(head -n 1 "$tmp/err")"
+	fi
+}
+types nvme_ctrl,nvme_ctrl_state,work_struct "$mod" "$tmp/nvme-core.ko" \
+	"$tmp/types"
+types nvme_dev "$pmod" "$tmp/nvme.ko" "$tmp/types-pci"
+[ "$mod" != builtin ] || mod="$base_name (nvme-core built in)"
+[ "$pmod" != builtin ] || pmod="$base_name (nvme-pci built in)"
 
 # parse FILE: the pahole text: "\ttype name;  /* offset size */" per member
 # of a struct, "/* size: N, ..." at its end, "\tNAME = value," per
