@@ -12,13 +12,24 @@
 #     device, a look-alike block node, a block device that is not NVMe,
 #     shell metacharacters; a controller nvme-hmb does not manage;
 #  3. wrong numbers: letters, signs, fractions, empty lists, out of range,
-#     spans beyond the namespace, --from above --to, a quote in --out;
-#     no fio;
-#  4. a sweep: every fio run read-only, direct, 4 KiB random reads over
-#     the span asked; the CSV has a row per point with the HMB granted;
-#     the default HMB sizes and spans; limit_mib restored;
+#     spans beyond the namespace, --from above --to, a quote in --out,
+#     bad --repeat, --zipf and --offset (usage errors); no fio, an fio
+#     without random_distribution;
+#  4. a sweep of one run a point from the start (--repeat 1 --zipf 0
+#     --offset first, the sweeps before repeats): every fio run read-only,
+#     direct, 4 KiB random reads over the span asked; the CSV has a row
+#     per point with the HMB granted; the default HMB sizes and spans;
+#     limit_mib restored; a sweep with the defaults (2 runs): seeds,
+#     offsets 1 MiB-aligned within the namespace, the zipf runs over the
+#     namespace, sweep.csv and sweep-runs.csv, the grants in sweep.txt as
+#     status gives them;
 #  5. fio failing, SIGTERM and SIGINT in the middle of a point (sent by
-#     the stand-in fio): limit_mib restored.
+#     the stand-in fio): limit_mib restored;
+#  6. the tool's functions on made-up input (tool_tests, which need no VM,
+#     no root and no drive: NVME_HMB_SWEEP_TOOL_ONLY=1 sh
+#     selftests/nvme_hmb_sweep.sh runs them alone): the median, min and max
+#     of made-up runs, the offsets, the zipf theta, and plotting an older
+#     nine-column CSV and a new one (tables and gnuplot scripts).
 # Every refused command changes nothing and runs no fio.  At the end the
 # drive has seen no violation, no DMA error and no controller reset.
 #
@@ -29,6 +40,150 @@
 . "$(dirname "$0")/ksft_lib"
 # shellcheck source=selftests/nvme_lib
 . "$(dirname "$0")/nvme_lib"
+
+# the tests of sections 1-5, and of section 6 (tool_tests)
+PLAN=105
+TOOL_TESTS=15
+
+# tf FUNCTION ARGS...: a function of the tool, on its own (sourced in a
+# shell of its own: the tool sets -eu)
+tf() {
+	sh -c 'NVME_HMB_SOURCE=1 . "$0"; "$@"' "$TOOL" "$@"
+}
+
+# tfs SCRIPT: SCRIPT in a shell that has the tool's functions
+tfs() {
+	sh -c 'NVME_HMB_SOURCE=1 . "$0"; eval "$1"' "$TOOL" "$1"
+}
+
+# tool_tests: section 6, the functions on made-up input ($TOOL_TESTS tests)
+tool_tests() {
+	mkdir -p "$T/tool"
+	R=$T/tool/runs.csv
+	cat >"$R" <<'EOF'
+hmb_mib,size_kib,span_mib,workload,run,offset_mib,iops,lat_mean_us,lat_p99_us,reads,runtime_ms
+0,0,256,span,1,100,300.0,10,20,600,2000
+0,0,256,span,2,50,100.0,11,21,200,2000
+0,0,256,span,3,7,200.0,12,22,400,2000
+0,0,2048,zipf:1.2,1,0,50.0,1,2,100,2000
+0,0,2048,zipf:1.2,2,0,70.0,3,4,140,2000
+16,16384,256,span,1,100,900.5,5,6,1800,2000
+16,16384,256,span,2,50,800.0,7,8,1600,2000
+16,16384,256,span,3,7,5.0,9,9,10,2000
+16,16384,256,span,4,9,4000.0,1,1,8000,2000
+16,16384,2048,zipf:1.2,1,0,600.0,1,2,100,2000
+0,0,4096,span,1,9,90.0,1,2,100,2000
+16,16384,4096,span,1,9,700.0,1,2,100,2000
+EOF
+	printf '0 0\n16 3\n16 5\n' >"$T/tool/descs"
+	tf aggregate "$R" "$T/tool/descs" random >"$T/tool/agg" 2>&1
+	sed 's/^/# /' "$T/tool/agg"
+	check "aggregate: the header, nine columns as before and five more" eq \
+		"$(sed -n 1p "$T/tool/agg")" \
+		"hmb_mib,size_kib,nr_descs,span_mib,iops,lat_mean_us,lat_p99_us,reads,runtime_ms,iops_min,iops_max,runs,workload,offset"
+	check "aggregate: 3 runs: the median run's figures, min, max" eq \
+		"$(sed -n 2p "$T/tool/agg")" "0,0,0,256,200.0,12,22,400,2000,100.0,300.0,3,span,random"
+	check "aggregate: 2 runs: the lower middle one; zipf rows read from the start" eq \
+		"$(sed -n 3p "$T/tool/agg")" "0,0,0,2048,50.0,1,2,100,2000,50.0,70.0,2,zipf:1.2,first"
+	check "aggregate: 4 unordered runs: the lower middle one; nr_descs of the first round" eq \
+		"$(sed -n 4,5p "$T/tool/agg" | tr '\n' ' ')" \
+		"16,16384,3,256,800.0,7,8,1600,2000,5.0,4000.0,4,span,random 16,16384,3,2048,600.0,1,2,100,2000,600.0,600.0,1,zipf:1.2,first "
+	# shellcheck disable=SC2016 # the inner shell's
+	tfs 'for m in 0 1 255 16128 1048575; do r=1; while [ $r -le 99 ]; do
+		echo "$m $r $(offset_mib 4242 $r $m) $(offset_mib 4242 $r $m) $(offset_mib 1 $r $m)"
+		r=$((r + 1)); done; done' >"$T/tool/offs" 2>&1
+	# shellcheck disable=SC2016 # awk's
+	check "offset_mib: whole MiB within 0..max, 5 ranges x 99 runs x 2 seeds" \
+		awk '$3 !~ /^[0-9]+$/ || $3 > $1 || $5 !~ /^[0-9]+$/ || $5 > $1 { print "# " $0; bad = 1 }
+		     END { exit bad || NR != 495 }' "$T/tool/offs"
+	# shellcheck disable=SC2016 # awk's
+	check "offset_mib: the same for the same seed and run; spread over the range" \
+		awk '$3 != $4 { print "# not reproducible: " $0; bad = 1 }
+		     $1 == 16128 { seen[$3] = 1; if ($3 < 8064) lo++; else hi++ }
+		     END { n = 0; for (o in seen) n++
+			   if (n < 90 || lo < 25 || hi < 25) { print "# " n " distinct, " lo " low, " hi " high"; bad = 1 }
+			   exit bad }' "$T/tool/offs"
+	check "theta: numbers taken and written as fio reads them" eq \
+		"$(for t in 1.2 1.20 0 0.0 10 0.5 2; do tf theta "$t" || echo bad; done | tr '\n' ' ')" \
+		"1.2 1.2 0 0 10 0.5 2 "
+	check "theta: 1 (fio refuses it), negative, above 10, exponents, bare dots, words refused" eq \
+		"$(for t in 1 1.0 1.00000001 -1 10.5 1e3 .5 1. abc '' 1.2.3 ' 1'; do tf theta "$t" >/dev/null 2>&1 && echo "took '$t'"; done)" ""
+
+	# An older sweep's CSV (nine columns, one run a point, no zipf)
+	{
+		echo "hmb_mib,size_kib,nr_descs,span_mib,iops,lat_mean_us,lat_p99_us,reads,runtime_ms"
+		echo "0,0,0,1024,100,1,1,1,1"
+		echo "1,1024,1,1024,4000.5,250,400,8000,2000"
+		echo "1,1024,1,2048,2000,500,900,4000,2000"
+	} >"$T/tool/old.csv"
+	"$TOOL" plot "$T/tool/old.csv" --text >"$T/tool/old.txt" 2>&1
+	sed 's/^/# /' "$T/tool/old.txt"
+	check "plot --text of an older CSV: the table as before, no spread, no hot set" eq \
+		"$(cat "$T/tool/old.txt")" \
+		"span            HMB off    HMB 1 MiB
+1 GiB              100         4000 
+2 GiB                 -        2000>
+IOPS; \">\": the span is beyond that HMB's coverage (1 MiB of HMB maps 1 GiB)"
+	tf gp_script "$T/tool/old.csv" t '' '' >"$T/tool/old.gp" 2>&1
+	tf gp_zipf "$T/tool/old.csv" t '' '' >"$T/tool/oldz.gp" 2>&1
+	check "gnuplot script of an older CSV: lines without bars, no hot-set chart" sh -c \
+		"grep -q 'using 1:2 with linespoints' '$T/tool/old.gp' &&
+		 ! grep -q 'yerrorlines\\|grant' '$T/tool/old.gp' && [ ! -s '$T/tool/oldz.gp' ]"
+
+	# This sweep's CSV, and its grants (KiB)
+	cp "$T/tool/agg" "$T/tool/new.csv"
+	tf gp_script "$T/tool/new.csv" t 4096 262144 >"$T/tool/new.gp" 2>&1
+	check "gnuplot script: median, min, max with yerrorlines; nvme-pci's grant at 4 GiB of span" sh -c \
+		"grep -qx '256 200.0 100.0 300.0' '$T/tool/new.gp' &&
+		 grep -q 'using 1:2:3:4 with yerrorlines' '$T/tool/new.gp' &&
+		 grep -q '^set arrow from 4096, graph 0 to 4096, graph 1 nohead dashtype 3' '$T/tool/new.gp' &&
+		 grep -q \"nvme-pci's grant: 4 MiB\" '$T/tool/new.gp' &&
+		 grep -q \"nvme-hmb's grant: 256 MiB (maps 256 GiB: off the chart)\" '$T/tool/new.gp'"
+	tf gp_zipf "$T/tool/new.csv" t 4096 262144 >"$T/tool/zipf.gp" 2>&1
+	check "gnuplot script of the hot set: IOPS against the HMB size, bars min-max, the grants" sh -c \
+		"grep -qx '0 50.0 50.0 70.0' '$T/tool/zipf.gp' && grep -qx '16 600.0 600.0 600.0' '$T/tool/zipf.gp' &&
+		 grep -q '^set arrow from 4.000, graph 0' '$T/tool/zipf.gp' &&
+		 grep -q '^set arrow from 256.000, graph 0' '$T/tool/zipf.gp' &&
+		 grep -q 'using 1:2:3:4 with yerrorlines' '$T/tool/zipf.gp'"
+	"$TOOL" plot "$T/tool/new.csv" --text >"$T/tool/new.txt" 2>&1
+	sed 's/^/# /' "$T/tool/new.txt"
+	check "plot --text: medians with '>', min-max, the hot set" sh -c \
+		"grep -q '^256 MiB  *200  *800 *\$' '$T/tool/new.txt' &&
+		 grep -q '^256 MiB  *100-300  *5-4000\$' '$T/tool/new.txt' &&
+		 grep -q '^HMB 16 MiB  *600  *600-600\$' '$T/tool/new.txt' &&
+		 grep -q '^HMB off  *50  *50-70\$' '$T/tool/new.txt'"
+	if command -v gnuplot >/dev/null 2>&1; then
+		cp "$T/tool/new.csv" "$T/tool/sweep.csv"
+		echo "grant_linux_kib=4096 grant_nvme_hmb_kib=" >"$T/tool/sweep.txt"
+		check "plot with gnuplot: the span chart and the hot-set chart" sh -c \
+			"'$TOOL' plot '$T/tool/sweep.csv' >/dev/null &&
+			 [ -s '$T/tool/sweep.svg' ] && [ -s '$T/tool/sweep.png' ] &&
+			 [ -s '$T/tool/sweep-zipf.svg' ] && [ -s '$T/tool/sweep-zipf.png' ] &&
+			 grep -q \"nvme-pci's grant: 4 MiB\" '$T/tool/sweep.gp' '$T/tool/sweep-zipf.gp'"
+	else
+		# (the test VMs have no gnuplot)
+		check "plot without gnuplot: the tables, no image, how to get gnuplot" sh -c \
+			"! '$TOOL' plot '$T/tool/new.csv' >'$T/tool/nognuplot.txt' 2>&1 &&
+			 grep -q '^HMB 16 MiB  *600  *600-600\$' '$T/tool/nognuplot.txt' &&
+			 grep -q 'gnuplot is not installed: no images' '$T/tool/nognuplot.txt' &&
+			 [ ! -e '$T/tool/new.svg' ] && [ ! -e '$T/tool/new-zipf.gp' ]"
+	fi
+	sed '3s/zipf:1.2/zipf:high/' "$T/tool/new.csv" >"$T/tool/bad.csv"
+	check "plot refuses a new CSV with a bad workload" sh -c \
+		"! '$TOOL' plot '$T/tool/bad.csv' --text >'$T/tool/bad.txt' 2>&1 && grep -q 'line 3' '$T/tool/bad.txt'"
+}
+
+if [ "${NVME_HMB_SWEEP_TOOL_ONLY:-0}" = 1 ]; then
+	TOOL=${NVME_HMB_TOOL:-$(cd "$(dirname "$0")/.." && pwd)/tools/nvme-hmb}
+	T=${TMPDIR:-/tmp}/nvme_hmb_sweep.$$
+	mkdir -p "$T"
+	echo "TAP version 13"
+	echo "1..$TOOL_TESTS"
+	tool_tests
+	rm -rf "$T"
+	[ "$failed" -eq 0 ] || exit 1
+	exit 0
+fi
 
 ksft_header nvme_hmb_pci
 device_guard
@@ -41,7 +196,7 @@ if [ ! -x "$TOOL" ]; then
 	echo "1..0 # SKIP no nvme-hmb tool"
 	exit "$KSFT_SKIP"
 fi
-echo "1..80"
+echo "1..$((PLAN + TOOL_TESTS))"
 
 D=$SYS/$CTRL
 modprobe -r nvme_hmb_pci nvme_hmb_mock nvme_hmb 2>/dev/null
@@ -55,6 +210,14 @@ cat >"$FAKE" <<'EOF'
 case " $* " in
 *" --enghelp "*) printf 'Available IO engines:\n\tpsync\n\tlibaio\n'; exit 0 ;;
 *" --version "*) echo fio-3.33-fake; exit 0 ;;
+*" --cmdhelp=random_distribution "*)
+	# FAKE_FIO_NO_RD: an fio without the option
+	if [ -n "${FAKE_FIO_NO_RD:-}" ]; then
+		echo "No such command: random_distribution"
+	else
+		echo " random_distribution: Random offset distribution generator"
+	fi
+	exit 0 ;;
 esac
 printf '%s\n' "$*" >>"$FAKE_FIO_LOG"
 if [ -n "${FAKE_FIO_FAIL:-}" ]; then
@@ -212,11 +375,27 @@ check "--seed negative" refused 1 "not a whole number" sweep "$dev" --seed -5
 check "--out with a quote" refused 1 "without quotes" sweep "$dev" --out "a'b"
 check "no fio" refused 1 "fio is not installed" \
 	env PATH="$T/nofio:/usr/sbin:/usr/bin:/sbin:/bin" "$TOOL" sweep "$dev"
+check "--repeat 0: exit 2" refused 2 "--repeat: 1 to 99" sweep "$dev" --repeat 0
+check "--repeat 100: exit 2" refused 2 "--repeat: 1 to 99" sweep "$dev" --repeat 100
+check "--repeat with letters: exit 2" refused 2 "--repeat 'two'" sweep "$dev" --repeat two
+check "--repeat negative: exit 2" refused 2 "--repeat '-3'" sweep "$dev" --repeat -3
+check "--zipf 1 (fio refuses it): exit 2" refused 2 "--zipf '1'" sweep "$dev" --zipf 1
+check "--zipf above 10: exit 2" refused 2 "--zipf '10.5'" sweep "$dev" --zipf 10.5
+check "--zipf negative: exit 2" refused 2 "--zipf '-1.2'" sweep "$dev" --zipf -1.2
+check "--zipf with an exponent: exit 2" refused 2 "--zipf '1e1'" sweep "$dev" --zipf 1e1
+check "--zipf empty: exit 2" refused 2 "--zipf ''" sweep "$dev" --zipf ''
+check "--offset middle: exit 2" refused 2 "--offset 'middle': random or first" \
+	sweep "$dev" --offset middle
+check "--offset without its value: exit 2" refused 2 "--offset needs a value" \
+	sweep "$dev" --offset
+check "an fio without random_distribution" refused 1 "no random_distribution option" \
+	env FAKE_FIO_NO_RD=1 PATH="$SPATH" "$TOOL" sweep "$dev"
 
 # --- 4. a sweep -------------------------------------------------------------
+# One run a point from the start, as the sweeps before --repeat
 : >"$LOG"
 sweep "$dev" --hmb 0,16,64 --spans 256,2048 --runtime 1 --ramp 0 --out "$OUT" \
-	>"$T/said" 2>&1
+	--repeat 1 --zipf 0 --offset first >"$T/said" 2>&1
 rc=$?
 show_said
 check "sweep --hmb 0,16,64 --spans 256,2048: exit 0" eq "$rc" 0
@@ -236,7 +415,10 @@ check "no fio run could write" sh -c "! grep -qE -- '--rw=(write|randwrite|rw|ra
 check "the spans asked: 256 MiB and 2 GiB" sh -c \
 	"[ \$(grep -c -- '--size=268435456 ' $LOG) = 3 ] && [ \$(grep -c -- '--size=2147483648 ' $LOG) = 3 ]"
 check "the CSV's header" eq "$(head -n1 "$OUT/sweep.csv")" \
-	"hmb_mib,size_kib,nr_descs,span_mib,iops,lat_mean_us,lat_p99_us,reads,runtime_ms"
+	"hmb_mib,size_kib,nr_descs,span_mib,iops,lat_mean_us,lat_p99_us,reads,runtime_ms,iops_min,iops_max,runs,workload,offset"
+check "the CSV's added columns: one run, spans from the start" eq \
+	"$(tail -n +2 "$OUT/sweep.csv" | cut -d, -f10- | sort | uniq -c | tr -s ' ')" \
+	" 6 1000.0,1000.0,1,span,first"
 check "the CSV's rows: HMB asked and granted, span, IOPS" eq \
 	"$(tail -n +2 "$OUT/sweep.csv" | cut -d, -f1,2,4,5,7,8 | tr '\n' ' ')" \
 	"0,0,256,1000.0,250,1000 0,0,2048,1000.0,250,1000 16,16384,256,1000.0,250,1000 16,16384,2048,1000.0,250,1000 64,65536,256,1000.0,250,1000 64,65536,2048,1000.0,250,1000 "
@@ -259,7 +441,8 @@ check "plot refuses a CSV with a bad row" refused 1 "line 3" \
 	"$TOOL" plot "$OUT/sweep.csv" --text
 
 : >"$LOG"
-sweep "$dev" --spans 256 --runtime 1 --ramp 0 --out "$OUT" >"$T/said" 2>&1
+sweep "$dev" --spans 256 --runtime 1 --ramp 0 --out "$OUT" --repeat 1 --zipf 0 \
+	>"$T/said" 2>&1
 rc=$?
 show_said
 check "sweep with the default sizes: exit 0" eq "$rc" 0
@@ -268,7 +451,8 @@ check "sweep with the default sizes: exit 0" eq "$rc" 0
 check "default HMB sizes: 0, 14 (HMMIN), 16, 32" eq \
 	"$(tail -n +2 "$OUT/sweep.csv" | cut -d, -f1 | uniq | tr '\n' ' ')" "0 14 16 32 "
 check "limit_mib restored to 32 after the defaults" eq "$(lim)" 32
-sweep "$dev" --hmb 0 --runtime 1 --ramp 0 --out "$OUT" >"$T/said" 2>&1
+sweep "$dev" --hmb 0 --runtime 1 --ramp 0 --out "$OUT" --repeat 1 --zipf 0 \
+	>"$T/said" 2>&1
 rc=$?
 show_said
 # spans from 256 MiB doubling to the namespace
@@ -276,13 +460,56 @@ spans=$(awk -v t=$NS_MIB 'BEGIN { for (s = 256; s < t; s *= 2) printf "%d ", s; 
 check "default spans: 256 MiB doubling to $NS_MIB" eq \
 	"$rc $(tail -n +2 "$OUT/sweep.csv" | cut -d, -f4 | tr '\n' ' ')" "0 $spans"
 echo 8 >"$D/limit_mib" 2>/dev/null
-sweep "$dev" --spans 256 --runtime 1 --ramp 0 --out "$OUT" >"$T/said" 2>&1
+sweep "$dev" --spans 256 --runtime 1 --ramp 0 --out "$OUT" --repeat 1 --zipf 0 \
+	>"$T/said" 2>&1
 rc=$?
 show_said
 # a limit below HMMIN means off: the defaults go up to HMPRE then
 check "limit 8 MiB (below HMMIN): default sizes 0, 16, 32, 64" eq \
 	"$rc $(tail -n +2 "$OUT/sweep.csv" | cut -d, -f1 | tr '\n' ' ')" "0 0 16 32 64 "
 check "limit_mib restored to 8, HMB off" eq "$(lim) $(val "$D/size_kib")" "8 0"
+
+# The defaults: random offsets, zipf 1.2; two runs a point
+echo 32 >"$D/limit_mib"
+OUT2=$T/out2
+: >"$LOG"
+sweep "$dev" --hmb 0,16 --spans 256,2048 --repeat 2 --runtime 1 --ramp 0 \
+	--out "$OUT2" >"$T/said" 2>&1
+rc=$?
+show_said
+check "sweep --repeat 2: exit 0" eq "$rc" 0
+check "fio ran 12 times: 2 runs x 2 HMB sizes x (2 spans + the hot set)" \
+	eq "$(wc -l <"$LOG" | tr -d ' ')" 12
+check "run 1 with seed 4242, run 2 with 4243" eq \
+	"$(grep -c -- ' --randseed=4242 ' "$LOG") $(grep -c -- ' --randseed=4243 ' "$LOG")" "6 6"
+# offsets: "span offset size" of each span run, in bytes
+sed -n '/random_distribution/d; s/.* --offset=\([0-9]*\) --size=\([0-9]*\) .*/\1 \2/p' "$LOG" >"$T/offs"
+sed 's/^/# offset, size: /' "$T/offs"
+# shellcheck disable=SC2016 # awk's
+check "span runs: 1 MiB-aligned offsets, within the namespace" awk -v ns=$((NS_MIB * 1048576)) '
+	$1 % 1048576 || $1 + $2 > ns { print "# " $0; bad = 1 }
+	END { exit bad || NR != 8 }' "$T/offs"
+check "span runs: the two runs read at different offsets, the same for both HMB sizes" \
+	eq "$(sort -u "$T/offs" | wc -l | tr -d ' ')" 4
+check "hot-set runs: zipf:1.2 over the whole namespace" eq \
+	"$(grep -c -- "--offset=0 --size=$((NS_MIB * 1048576)) .*--random_distribution=zipf:1.2" "$LOG")" 4
+check "sweep.csv: the median of 2 runs, span rows at random offsets, hot-set rows" eq \
+	"$(tail -n +2 "$OUT2/sweep.csv" | cut -d, -f1,4,5,10- | tr '\n' ' ')" \
+	"0,256,1000.0,1000.0,1000.0,2,span,random 0,2048,1000.0,1000.0,1000.0,2,span,random 0,$NS_MIB,1000.0,1000.0,1000.0,2,zipf:1.2,first 16,256,1000.0,1000.0,1000.0,2,span,random 16,2048,1000.0,1000.0,1000.0,2,span,random 16,$NS_MIB,1000.0,1000.0,1000.0,2,zipf:1.2,first "
+check "sweep-runs.csv: the header and a row a run" eq \
+	"$(head -n 1 "$OUT2/sweep-runs.csv") $(($(wc -l <"$OUT2/sweep-runs.csv") - 1))" \
+	"hmb_mib,size_kib,span_mib,workload,run,offset_mib,iops,lat_mean_us,lat_p99_us,reads,runtime_ms 12"
+check "sweep-runs.csv: each span run's offset as fio read it" eq \
+	"$(awk -F, '$4 == "span" { printf "%.0f %.0f\n", $6 * 1048576, $3 * 1048576 }' "$OUT2/sweep-runs.csv")" \
+	"$(cat "$T/offs")"
+json=$("$TOOL" status --json --no-nvme-cli "$CTRL" | tr -d ' \n')
+gl=$(printf '%s\n' "$json" | sed -n 's/.*"nvme_pci_kib":\([0-9]*\).*/\1/p')
+gh=$(printf '%s\n' "$json" | sed -n 's/.*"nvme_hmb_kib":\([0-9]*\).*/\1/p')
+check "sweep.txt: the grants status gives (nvme-pci ${gl:-?}, nvme-hmb ${gh:-?} KiB)" \
+	grep -qx "grant_linux_kib=$gl grant_nvme_hmb_kib=$gh" "$OUT2/sweep.txt"
+check "plot --text: the medians, the min-max, the hot set" sh -c \
+	"'$TOOL' plot '$OUT2/sweep.csv' --text | tee /dev/stderr | grep -q '^HMB 16 MiB  *1000  *1000-1000\$'"
+check "limit_mib restored to 32 after the defaults" eq "$(lim)" 32
 
 # --- 5. interrupted ---------------------------------------------------------
 echo 16 >"$D/limit_mib"
@@ -316,6 +543,9 @@ no_reset() {
 }
 check "the drive saw no reset during the sweeps" no_reset
 check "no violation, no DMA error" emu_clean
+
+# --- 6. the tool's functions --------------------------------------------------
+tool_tests
 check "rmmod nvme_hmb_pci nvme_hmb" rmmod nvme_hmb_pci nvme_hmb
 check "reload nvme with its defaults" reload_nvme
 rm -rf "$T"
