@@ -308,8 +308,8 @@ emu_mode() {
 		   "s:$(sed 's/ *$//' "/sys/class/nvme/$CTRL/model")"
 	}
 	check "model and serial from sysfs" ids_ok
-	check "next: modprobe nvme_hmb_pci takes it over" \
-		next_is "$CTRL" "nvme-pci runs it: modprobe nvme_hmb_pci takes it over"
+	check "next: nothing needed, nvme-pci gives it all of HMPRE" \
+		next_is "$CTRL" "nothing needed: nvme-pci gives it all it asks for (HMPRE); for resizing at run time and giving memory back under pressure, modprobe nvme_hmb_pci takes it over"
 	check "text: owner nvme-pci" sh -c \
 		"'$TOOL' status $CTRL | grep -qx '  owner:  nvme-pci'"
 	check "the newest nvme-cli answers Get Features 0Dh in JSON" newest_json
