@@ -481,6 +481,25 @@ static void hmb_pci_explain_foreign(struct nvme_hmb_port *port)
 			 pc->kept_why);
 }
 
+/*
+ * Whether the function may still master the bus.  nvme-pci turns bus
+ * mastering off at every reset and on again before it enables the
+ * controller, so "off" is only final once nvme-pci is deleting the
+ * controller (6.1 after a failed reset: DELETING, with the PCI device
+ * disabled; then no reset turns it back on).  A device that reads all
+ * ones is gone.
+ */
+static bool hmb_pci_may_dma(struct pci_dev *pdev, enum nvme_ctrl_state state)
+{
+	u16 cmd;
+
+	if (pci_read_config_word(pdev, PCI_COMMAND, &cmd) || cmd == 0xffff)
+		return false;
+	if (state != NVME_CTRL_DELETING) /* fate: pci-dma-deleting, both */
+		return true;
+	return cmd & PCI_COMMAND_MASTER;
+}
+
 /* How long a cancelled disable waits for the reset that cancelled it. */
 #define HMB_PCI_RESET_WAIT	(60 * HZ)
 
@@ -499,8 +518,12 @@ static void hmb_pci_explain_foreign(struct nvme_hmb_port *port)
  * The reset may not be queued yet when the waiter wakes (6.1's timeout
  * handler cancels with the controller still LIVE, then schedules it), so
  * a LIVE controller counts only once a reset is known to have run since
- * @starts: a start the kprobe saw, or a reset work this wait flushed.  A
- * controller being deleted is never enabled again.
+ * @starts, read once the command was cleared to go (hmb_pci_ready()), so
+ * that the start of a reset that had ended before never counts: a start
+ * the kprobe saw, or a reset work this wait flushed.  A controller being deleted or dead
+ * is never enabled again, but it is set so before nvme_dev_disable()
+ * runs (6.1's removal of a dead controller, 6.12's failed reset): it
+ * counts once its bus mastering is off or the device is gone.
  * Return: 0 once the reset ended, or -EINTR if it does not within
  * HMB_PCI_RESET_WAIT (the memory stays with the engine).
  */
@@ -518,8 +541,10 @@ static int hmb_pci_reset_disabled(struct hmb_pci_ctrl *pc,
 		if (READ_ONCE(pc->starts) != starts)
 			reset = true;
 		state = nvme_ctrl_state(nctrl);
-		if (state == NVME_CTRL_DELETING ||
-		    state == NVME_CTRL_DELETING_NOIO || state == NVME_CTRL_DEAD)
+		if ((state == NVME_CTRL_DELETING ||
+		     state == NVME_CTRL_DELETING_NOIO ||
+		     state == NVME_CTRL_DEAD) &&
+		    !hmb_pci_may_dma(pc->pdev, NVME_CTRL_DELETING))
 			break;
 		if (state == NVME_CTRL_LIVE && reset)
 			break;
@@ -538,13 +563,14 @@ static int hmb_pci_set_features(struct nvme_hmb_port *port,
 {
 	struct hmb_pci_ctrl *pc = to_hmb_pci(port);
 	bool enable = cmd->cdw11 & NVME_HOST_MEM_ENABLE;
-	unsigned long starts = READ_ONCE(pc->starts);
 	struct nvme_command c = { };
+	unsigned long starts;
 	int ret;
 
 	ret = hmb_pci_ready(pc);
 	if (ret) /* fate: pci-set-not-ready, both */
 		return ret;
+	starts = READ_ONCE(pc->starts);
 
 	c.features.opcode = nvme_admin_set_features;
 	c.features.fid = cpu_to_le32(cmd->cdw10);
@@ -1077,25 +1103,6 @@ static void hmb_pci_add(struct pci_dev *pdev, struct nvme_ctrl *nctrl)
 		hmb_pci_keep(pc, "nvme-hmb could not allocate", ret);
 		hmb_pci_give_back(pc, false);
 	}
-}
-
-/*
- * Whether the function may still master the bus.  nvme-pci turns bus
- * mastering off at every reset and on again before it enables the
- * controller, so "off" is only final once nvme-pci is deleting the
- * controller (6.1 after a failed reset: DELETING, with the PCI device
- * disabled; then no reset turns it back on).  A device that reads all
- * ones is gone.
- */
-static bool hmb_pci_may_dma(struct pci_dev *pdev, enum nvme_ctrl_state state)
-{
-	u16 cmd;
-
-	if (pci_read_config_word(pdev, PCI_COMMAND, &cmd) || cmd == 0xffff)
-		return false;
-	if (state != NVME_CTRL_DELETING) /* fate: pci-dma-deleting, both */
-		return true;
-	return cmd & PCI_COMMAND_MASTER;
 }
 
 /*
