@@ -14,6 +14,12 @@
  * gone.  A disable that fails leaves the memory with the controller: a leak
  * is better than DMA into freed pages.
  *
+ * What the controller may hold is ctrl->buf while ctrl->lent is set, and a
+ * lent set never changes (hmdl.c: sealed).  A resize builds the next set
+ * beside it and switches: disable, retire the old set, enable the next.
+ * Only a set the controller last took, unchanged since, is returned with
+ * MR=1 (buf.returnable).
+ *
  * Everything here runs under ctrl->lock, in process context.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -165,35 +171,33 @@ static void nvme_hmb_cmd_error(struct nvme_hmb_ctrl *ctrl, const char *what,
 }
 
 /*
- * Send Set Features 0Dh for the current buffer, and keep ctrl->sent: an
- * enable is recorded before it is sent, and the record goes back to what
- * it was only when the command certainly had no effect (not sent, or a
- * status that says the controller did not act on it); a disable that
- * completed clears it.  Any other outcome may have left the controller
- * holding what was sent.
+ * Send Set Features 0Dh for the current set, and keep ctrl->lent: an
+ * enable lends the set before it is sent, and it goes back to what it was
+ * only when the command certainly had no effect (not sent, or a status
+ * that says the controller did not act on it); a disable that completed
+ * clears it.  Any other outcome may have left the controller holding the
+ * set.  Only a sealed set is ever given.
  */
 static int nvme_hmb_set_features(struct nvme_hmb_ctrl *ctrl, bool enable,
 				 bool mr)
 {
-	struct nvme_hmb_attrs was = ctrl->sent;
+	bool was = ctrl->lent;
 	struct nvme_hmb_set_cmd cmd;
 	int ret;
 
 	if (ctrl->gone)
 		return -ENODEV;
+	if (WARN_ON_ONCE(enable && !ctrl->buf.sealed))
+		return -EINVAL;
 	nvme_hmb_encode_set(&cmd, enable, mr,
 			    ctrl->buf.size >> NVME_HMB_PAGE_SHIFT,
 			    ctrl->buf.descs_dma, ctrl->buf.nr_chunks);
-	if (enable) {
-		ctrl->sent.ehm = true;
-		ctrl->sent.hsize = cmd.cdw12;
-		ctrl->sent.hmdla = ctrl->buf.descs_dma;
-		ctrl->sent.hmdlec = cmd.cdw15;
-	}
+	if (enable)
+		ctrl->lent = true;
 	ret = ctrl->port->ops->set_features(ctrl->port, &cmd);
 	/* -EAGAIN: not sent, the controller is being reset; not a failure. */
 	if (ret == -EAGAIN) { /* fate: set-not-sent, both */
-		ctrl->sent = was;
+		ctrl->lent = was;
 		return ret;
 	}
 	if (ret) {
@@ -201,9 +205,9 @@ static int nvme_hmb_set_features(struct nvme_hmb_ctrl *ctrl, bool enable,
 		ctrl->last_status = ret;
 	}
 	if (!ret && !enable) /* fate: disable-clears-sent, both */
-		ctrl->sent.ehm = false;
+		ctrl->lent = false;
 	else if (ret > 0 && enable && nvme_hmb_status_refused(ret))
-		ctrl->sent = was; /* fate: enable-refused-unsent */
+		ctrl->lent = was; /* fate: enable-refused-unsent */
 	return ret;
 }
 
@@ -226,27 +230,16 @@ static int nvme_hmb_read_attrs(struct nvme_hmb_ctrl *ctrl,
 }
 
 /*
- * Whether @attrs, EHM=1, are what the engine last sent and the controller
- * may hold: the list address, HSIZE and HMDLEC as sent, whatever the
- * buffer has become since (a grow adds buffers to a new list before the
- * old one is disabled).
+ * Whether @attrs, EHM=1, are the set lent to the controller: its list
+ * address, HSIZE and HMDLEC, which cannot have changed since it was sent.
  */
 static bool nvme_hmb_attrs_ours(struct nvme_hmb_ctrl *ctrl,
 				const struct nvme_hmb_attrs *attrs)
 {
-	return attrs->ehm && ctrl->sent.ehm &&
-	       attrs->hmdla == ctrl->sent.hmdla &&
-	       attrs->hsize == ctrl->sent.hsize &&
-	       attrs->hmdlec == ctrl->sent.hmdlec;
-}
-
-/* Whether what was last sent is the buffer held now, list and all. */
-static bool nvme_hmb_sent_is_buf(struct nvme_hmb_ctrl *ctrl)
-{
-	return ctrl->sent.ehm && ctrl->buf.descs &&
-	       ctrl->sent.hmdla == ctrl->buf.descs_dma &&
-	       ctrl->sent.hsize == ctrl->buf.size >> NVME_HMB_PAGE_SHIFT &&
-	       ctrl->sent.hmdlec == ctrl->buf.nr_chunks;
+	return attrs->ehm && ctrl->lent &&
+	       attrs->hmdla == ctrl->buf.descs_dma &&
+	       attrs->hsize == ctrl->buf.size >> NVME_HMB_PAGE_SHIFT &&
+	       attrs->hmdlec == ctrl->buf.nr_chunks;
 }
 
 static void nvme_hmb_verify(struct nvme_hmb_ctrl *ctrl)
@@ -329,8 +322,8 @@ static void nvme_hmb_mark_foreign(struct nvme_hmb_ctrl *ctrl, bool proven)
 					       NVME_HMB_R_UNKNOWN_OWNER;
 
 	/* Whatever the engine holds, the controller last had another's. */
-	ctrl->sent.ehm = false; /* fate: foreign-mark */
-	ctrl->mr_valid = false;
+	ctrl->lent = false; /* fate: foreign-mark */
+	ctrl->buf.returnable = false;
 	if (ctrl->foreign && ctrl->reason == reason)
 		return;
 	ctrl->foreign = true;
@@ -410,7 +403,7 @@ static enum nvme_hmb_verdict nvme_hmb_guard(struct nvme_hmb_ctrl *ctrl,
 	case NVME_HMB_HOLDS_OURS:
 		if (!enable) /* fate: guard-ours-disable, both */
 			return NVME_HMB_G_SEND;
-		if (mr && nvme_hmb_sent_is_buf(ctrl)) /* fate: guard-held, both */
+		if (mr) /* fate: guard-held, both */
 			return NVME_HMB_G_HELD;
 		dev_warn_ratelimited(ctrl->port->dev,
 				     "HMB guard: our last buffer is still enabled; disabling it first\n");
@@ -426,7 +419,7 @@ static enum nvme_hmb_verdict nvme_hmb_guard(struct nvme_hmb_ctrl *ctrl,
 		 */
 		if (!enable) /* fate: guard-unknown-disable, both */
 			return NVME_HMB_G_SEND;
-		return ctrl->sent.ehm ? NVME_HMB_G_OURS : NVME_HMB_G_UNKNOWN;
+		return ctrl->lent ? NVME_HMB_G_OURS : NVME_HMB_G_UNKNOWN;
 	}
 }
 
@@ -486,12 +479,12 @@ static void nvme_hmb_release(struct nvme_hmb_ctrl *ctrl)
 		if (WARN_ON_ONCE(!ctrl->gone))
 			return;
 	}
-	if (WARN_ON_ONCE(ctrl->sent.ehm && !ctrl->gone))
+	if (WARN_ON_ONCE(ctrl->lent && !ctrl->gone))
 		return;
 	nvme_hmb_buf_free(ctrl->port->dma_dev, &ctrl->buf); /* fate: release-free */
+	ctrl->lent = false;
 	ctrl->state = NVME_HMB_OFF;
 	ctrl->shown = 0;
-	ctrl->mr_valid = false;
 	ctrl->enable_deferred = false;
 	nvme_hmb_update_reclaimable(ctrl);
 }
@@ -502,7 +495,7 @@ static void nvme_hmb_enabled(struct nvme_hmb_ctrl *ctrl, bool mr)
 	ctrl->state = NVME_HMB_ENABLED;
 	ctrl->foreign = false;
 	nvme_hmb_update_reclaimable(ctrl);
-	ctrl->mr_valid = true; /* fate: mr-valid-set */
+	ctrl->buf.returnable = true; /* fate: mr-valid-set */
 	ctrl->stats.enables++;
 	if (mr)
 		ctrl->stats.mr_enables++;
@@ -541,7 +534,7 @@ static int nvme_hmb_enable(struct nvme_hmb_ctrl *ctrl, bool mr)
 
 	ctrl->enable_deferred = false;
 
-	mr = mr && ctrl->mr_valid; /* fate: mr-decide, both */
+	mr = mr && ctrl->buf.returnable; /* fate: mr-decide, both */
 	/* Before the list is written: the controller may still hold it. */
 	guard = nvme_hmb_guard(ctrl, true, mr);
 	switch (guard) {
@@ -563,8 +556,8 @@ static int nvme_hmb_enable(struct nvme_hmb_ctrl *ctrl, bool mr)
 		break;
 	}
 	if (!mr) { /* fate: mr-or-fresh, both */
-		/* From here the controller may hold this list, not the old. */
-		ctrl->mr_valid = false;
+		/* Given fresh: what it held before is not returned later. */
+		ctrl->buf.returnable = false;
 		nvme_hmb_buf_write_descs(ctrl->port->dma_dev, &ctrl->buf);
 	}
 	ret = nvme_hmb_set_features(ctrl, true, mr);
@@ -579,7 +572,7 @@ static int nvme_hmb_enable(struct nvme_hmb_ctrl *ctrl, bool mr)
 				     "HMB return (MR) refused: %s (status 0x%x); enabling it fresh\n",
 				     nvme_hmb_status_str(ret), ret);
 		mr = false;
-		ctrl->mr_valid = false;
+		ctrl->buf.returnable = false;
 		nvme_hmb_buf_write_descs(ctrl->port->dma_dev, &ctrl->buf);
 		ret = nvme_hmb_set_features(ctrl, true, false);
 	}
@@ -798,6 +791,22 @@ static int nvme_hmb_setup(struct nvme_hmb_ctrl *ctrl, const char *what)
 	return 0;
 }
 
+/* Disable and free: 0, or the disable's error (the memory kept). */
+static int nvme_hmb_teardown(struct nvme_hmb_ctrl *ctrl)
+{
+	int ret;
+
+	if (ctrl->state == NVME_HMB_OFF)
+		return 0;
+	if (!ctrl->gone) {
+		ret = nvme_hmb_disable(ctrl);
+		if (ret)
+			return ret;
+	}
+	nvme_hmb_release(ctrl); /* fate: teardown-free */
+	return 0;
+}
+
 /**
  * nvme_hmb_teardown_locked() - disable and free whatever is held
  * @ctrl: the controller, lock held
@@ -809,12 +818,7 @@ static int nvme_hmb_setup(struct nvme_hmb_ctrl *ctrl, const char *what)
  */
 bool nvme_hmb_teardown_locked(struct nvme_hmb_ctrl *ctrl)
 {
-	if (ctrl->state == NVME_HMB_OFF)
-		return true;
-	if (!ctrl->gone && nvme_hmb_disable(ctrl))
-		return false;
-	nvme_hmb_release(ctrl); /* fate: teardown-free */
-	return true;
+	return !nvme_hmb_teardown(ctrl);
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_teardown_locked);
 
@@ -829,8 +833,8 @@ void nvme_hmb_forget_locked(struct nvme_hmb_ctrl *ctrl)
 {
 	kvfree(ctrl->buf.chunks); /* fate: forget-leak */
 	memset(&ctrl->buf, 0, sizeof(ctrl->buf));
+	ctrl->lent = false;
 	ctrl->state = NVME_HMB_OFF;
-	ctrl->mr_valid = false;
 }
 
 /*
@@ -913,6 +917,8 @@ static int nvme_hmb_shrink(struct nvme_hmb_ctrl *ctrl,
 	ret = nvme_hmb_disable(ctrl);
 	if (ret) /* fate: shrink-disable-failed, both */
 		return ret;
+	/* Let go of: from here it is a new set, never returned with MR=1. */
+	nvme_hmb_buf_thaw(&ctrl->buf);
 	nvme_hmb_buf_trim(ctrl->port->dma_dev, &ctrl->buf, plan->target); /* fate: shrink-trim */
 	nvme_hmb_alloc_init(ctrl, &ax);
 	nvme_hmb_buf_grow(&ax, &ctrl->buf, host, plan, plan->target);
@@ -923,12 +929,15 @@ static int nvme_hmb_shrink(struct nvme_hmb_ctrl *ctrl,
 }
 
 /*
- * Grow an enabled HMB towards @plan.  The new memory is allocated while
- * the controller keeps using the old; only the switch to the new list is
- * done disabled.  Buffers are added to the ones held when the entries
- * left can reach the target with them; otherwise (HMMAXD and buffers of
- * the wrong size, or one IOVA-contiguous buffer) a fresh set is built and
- * taken if it beats what adding could give.
+ * Grow an enabled HMB towards @plan.  The next set is built beside the one
+ * the controller holds, naming its buffers and new ones in a list of its
+ * own, while the controller keeps using the old; then the switch:
+ * disable, retire the old set, enable the next.  When the switch cannot
+ * be made (the disable failed or could not be sent) the next set goes
+ * and the one lent stays exactly as the controller has it.  Buffers are
+ * added when the entries left can reach the target with them; otherwise
+ * (HMMAXD and buffers of the wrong size, or one IOVA-contiguous buffer)
+ * a fresh set is built and taken if it beats what adding could give.
  */
 static int nvme_hmb_grow(struct nvme_hmb_ctrl *ctrl,
 			 const struct nvme_hmb_host *host,
@@ -936,8 +945,10 @@ static int nvme_hmb_grow(struct nvme_hmb_ctrl *ctrl,
 {
 	u32 max_descs = plan->max_descs;
 	struct nvme_hmb_alloc_ctx ax;
+	struct nvme_hmb_buf next;
 	u64 before = ctrl->buf.size;
 	u64 reach = before, chunk;
+	u32 entries;
 	int ret;
 
 	/* What adding can reach: buffers as large as the largest held. */
@@ -955,21 +966,31 @@ static int nvme_hmb_grow(struct nvme_hmb_ctrl *ctrl,
 			return 0;
 	}
 
+	/* The next list: twice as long when the held one is full. */
+	entries = ctrl->buf.max_chunks;
+	if (ctrl->buf.nr_chunks == entries)
+		entries = min(max_descs, 2 * entries);
 	nvme_hmb_alloc_init(ctrl, &ax);
-	nvme_hmb_buf_grow(&ax, &ctrl->buf, host, plan, plan->target);
+	if (!nvme_hmb_buf_derive(&ax, &next, &ctrl->buf, entries))
+		nvme_hmb_buf_grow(&ax, &next, host, plan, plan->target);
 	ctrl->stats.alloc_failures += ax.failures;
-	ctrl->reason = nvme_hmb_outcome(&ctrl->caps, plan, ctrl->buf.size,
-					ctrl->buf.nr_chunks);
-	if (ctrl->buf.size == before) { /* fate: grow-nothing-added, both */
-		/* Nothing added: the controller keeps the list it holds. */
-		nvme_hmb_buf_restore_list(ctrl->port->dma_dev, &ctrl->buf);
+	if (next.size <= before) { /* fate: grow-nothing-added, both */
+		/* Nothing added: the controller keeps the set it holds. */
+		nvme_hmb_buf_free(ctrl->port->dma_dev, &next);
+		ctrl->reason = nvme_hmb_outcome(&ctrl->caps, plan,
+						ctrl->buf.size,
+						ctrl->buf.nr_chunks);
 		return 0;
 	}
-	/* The list no longer matches what the controller holds. */
-	ctrl->mr_valid = false; /* fate: grow-mr-invalid */
 	ret = nvme_hmb_disable(ctrl);
-	if (ret) /* fate: grow-disable-failed, both */
+	if (ret) { /* fate: grow-disable-failed, both */
+		nvme_hmb_buf_free(ctrl->port->dma_dev, &next);
 		return ret;
+	}
+	nvme_hmb_buf_retire(ctrl->port->dma_dev, &ctrl->buf, &next);
+	ctrl->buf = next;
+	ctrl->reason = nvme_hmb_outcome(&ctrl->caps, plan, ctrl->buf.size,
+					ctrl->buf.nr_chunks);
 	return nvme_hmb_enable(ctrl, false);
 }
 
@@ -986,6 +1007,8 @@ static int nvme_hmb_apply(struct nvme_hmb_ctrl *ctrl, bool regrow)
 	ktime_t start;
 	int ret;
 
+	/* Whatever a reset left pending, this brings it to the limit. */
+	ctrl->resize_pending = false;
 	switch (ctrl->state) {
 	case NVME_HMB_OFF:
 		/* Nothing is known of a controller whose Identify failed. */
@@ -1002,8 +1025,9 @@ static int nvme_hmb_apply(struct nvme_hmb_ctrl *ctrl, bool regrow)
 	nvme_hmb_host_init(ctrl, &host);
 	reason = nvme_hmb_negotiate(&ctrl->caps, &host, &plan);
 	if (reason != NVME_HMB_R_GRANTED && reason != NVME_HMB_R_LIMITED) {
-		if (!nvme_hmb_teardown_locked(ctrl)) /* fate: apply-off-teardown, both */
-			return -EIO;
+		ret = nvme_hmb_teardown(ctrl);
+		if (ret) /* fate: apply-off-teardown, both */
+			return ret == -EAGAIN ? ret : -EIO;
 		ctrl->reason = reason;
 		nvme_hmb_explain_off(ctrl);
 		return 0;
@@ -1070,6 +1094,13 @@ int nvme_hmb_set_limit(struct nvme_hmb_ctrl *ctrl, u64 limit)
 	mutex_lock(&ctrl->lock);
 	if (ctrl->gone) {
 		ret = -ENODEV;
+	} else if (ctrl->state == NVME_HMB_SUSPENDED && ctrl->enable_deferred &&
+		   !ctrl->sleeping) {
+		/* A reset is under way: its report enables, then resizes. */
+		ctrl->limit = limit;
+		ctrl->shrunk = false;
+		ctrl->resize_pending = true;
+		ret = -EBUSY;
 	} else if (ctrl->sleeping ||
 		   ctrl->state == NVME_HMB_SUSPENDED ||
 		   ctrl->state == NVME_HMB_FAILED) {
@@ -1085,8 +1116,10 @@ int nvme_hmb_set_limit(struct nvme_hmb_ctrl *ctrl, u64 limit)
 		ctrl->shrunk = false;
 		ret = nvme_hmb_apply(ctrl, false);
 		/* A reset is under way: its report finishes the job. */
-		if (ret == -EAGAIN)
+		if (ret == -EAGAIN) {
+			ctrl->resize_pending = true;
 			ret = -EBUSY;
+		}
 		/* No smaller set could be had: the HMB and its limit stay. */
 		if (ret == -ENOMEM && ctrl->state == NVME_HMB_ENABLED) {
 			ctrl->limit = old;
@@ -1099,6 +1132,21 @@ int nvme_hmb_set_limit(struct nvme_hmb_ctrl *ctrl, u64 limit)
 	return ret;
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_set_limit);
+
+/*
+ * A resize that met a reset (its disable or enable could not be sent)
+ * left the set the controller had, or part of the way: once the reset's
+ * report gave the controller a buffer again, bring it to the limit.
+ */
+static void nvme_hmb_finish_resize(struct nvme_hmb_ctrl *ctrl)
+{
+	if (!ctrl->resize_pending || ctrl->state != NVME_HMB_ENABLED ||
+	    ctrl->shrunk || ctrl->sleeping)
+		return;
+	ctrl->resize_pending = false;
+	if (nvme_hmb_apply(ctrl, false) == -EAGAIN) /* fate: resize-finish */
+		ctrl->resize_pending = true;
+}
 
 /**
  * nvme_hmb_report_reset() - the controller was reset and is ready again
@@ -1149,6 +1197,8 @@ void nvme_hmb_report_reset(struct nvme_hmb_ctrl *ctrl)
 		if (ctrl->state == NVME_HMB_OFF) { /* fate: reset-foreign-off, both */
 			if (!ctrl->sleeping)
 				nvme_hmb_setup(ctrl, "enabled");
+			else	/* set up on wake-up */
+				ctrl->reason = NVME_HMB_R_SLEEP;
 			goto out;
 		}
 		/* Memory still held (a failed disable): handled below. */
@@ -1163,12 +1213,16 @@ void nvme_hmb_report_reset(struct nvme_hmb_ctrl *ctrl)
 	}
 	if (!ret && holder == NVME_HMB_HOLDS_OURS) { /* fate: reset-late, both */
 		/*
-		 * A late report: it holds what was last sent.  Enabled if
-		 * that is the buffer as it is now; a grow whose disable
-		 * failed keeps its stale list, and stays failed.
+		 * A late report: it holds the set lent to it, enabled, also
+		 * after a disable that failed.
 		 */
-		if (nvme_hmb_sent_is_buf(ctrl)) /* fate: reset-late-same, both */
+		if (ctrl->state == NVME_HMB_FAILED) { /* fate: reset-late-same, both */
 			ctrl->state = NVME_HMB_ENABLED;
+			nvme_hmb_update_reclaimable(ctrl);
+			nvme_hmb_refresh_reason(ctrl);
+			nvme_hmb_report(ctrl, "re-enabled");
+		}
+		nvme_hmb_finish_resize(ctrl);
 		goto out;
 	}
 	if (ret || holder != NVME_HMB_HOLDS_NOTHING) {
@@ -1182,7 +1236,7 @@ void nvme_hmb_report_reset(struct nvme_hmb_ctrl *ctrl)
 			goto out;
 	}
 	/* The reset disabled the HMB: the memory is the host's again. */
-	ctrl->sent.ehm = false; /* fate: reset-disabled */
+	ctrl->lent = false; /* fate: reset-disabled */
 	ctrl->state = NVME_HMB_SUSPENDED;
 	/* In system sleep, the wake-up gives it back. */
 	if (ctrl->sleeping) /* fate: reset-sleeping, both */
@@ -1197,6 +1251,7 @@ enable:
 	if (!nvme_hmb_enable(ctrl, true)) { /* fate: reset-return */
 		nvme_hmb_refresh_reason(ctrl);
 		nvme_hmb_report(ctrl, "re-enabled");
+		nvme_hmb_finish_resize(ctrl);
 	}
 out:
 	mutex_unlock(&ctrl->lock);
@@ -1235,7 +1290,13 @@ int nvme_hmb_start(struct nvme_hmb_ctrl *ctrl)
 	int ret = 0;
 
 	mutex_lock(&ctrl->lock);
-	/* Attached during system sleep: set up on wake-up. */
+	/*
+	 * Attached during system sleep, or just before it and started
+	 * after the sleep walk: set up on wake-up.
+	 */
+	if (ctrl->sleeping && ctrl->state == NVME_HMB_OFF &&
+	    ctrl->reason == NVME_HMB_R_NONE)
+		ctrl->reason = NVME_HMB_R_SLEEP;
 	if (!ctrl->gone && !ctrl->sleeping &&
 	    ctrl->reason != NVME_HMB_R_IDENTIFY_FAILED &&
 	    ctrl->state == NVME_HMB_OFF && !nvme_hmb_held_by_other(ctrl))
@@ -1345,8 +1406,9 @@ VISIBLE_IF_KUNIT void nvme_hmb_reclaim_locked(struct nvme_hmb_ctrl *ctrl,
 		if (nvme_hmb_negotiate(&ctrl->caps, &host, &plan) !=
 		    NVME_HMB_R_LIMITED ||
 		    nvme_hmb_replace(ctrl, &host, &plan, 0) == -ENOMEM) {
-			if (!severe || floor >= nvme_hmb_min_bytes(ctrl) ||
-			    !nvme_hmb_teardown_locked(ctrl)) { /* fate: reclaim-contig-off */
+			if (!severe || /* fate: reclaim-contig-off */
+			    floor >= nvme_hmb_min_bytes(ctrl) ||
+			    !nvme_hmb_teardown_locked(ctrl)) {
 				/*
 				 * No smaller buffer to be had: offer the
 				 * shrinker nothing until the next enable
@@ -1360,6 +1422,7 @@ VISIBLE_IF_KUNIT void nvme_hmb_reclaim_locked(struct nvme_hmb_ctrl *ctrl,
 	} else {
 		if (nvme_hmb_disable(ctrl)) /* fate: reclaim-disable-failed, both */
 			return;
+		nvme_hmb_buf_thaw(&ctrl->buf);
 		nvme_hmb_buf_trim(ctrl->port->dma_dev, &ctrl->buf, keep);
 		nvme_hmb_enable(ctrl, false);
 	}
@@ -1600,13 +1663,14 @@ void nvme_hmb_wake(struct nvme_hmb_ctrl *ctrl, bool fresh)
 		goto out;
 	ctrl->sleeping = false;
 	if (fresh) /* fate: wake-fresh, both */
-		ctrl->mr_valid = false;
+		ctrl->buf.returnable = false;
 	rebuild = ctrl->state == NVME_HMB_OFF && ctrl->reason == NVME_HMB_R_SLEEP;
 	if (ctrl->state == NVME_HMB_SUSPENDED) { /* fate: wake-suspended, both */
 		if (!nvme_hmb_enable(ctrl, !fresh)) {
 			nvme_hmb_refresh_reason(ctrl);
 			ctrl->stats.resumes++;
 			nvme_hmb_report(ctrl, "re-enabled after sleep");
+			nvme_hmb_finish_resize(ctrl);
 		}
 	} else if (rebuild) {
 		ctrl->shrunk = false;
@@ -1637,6 +1701,7 @@ void nvme_hmb_ctrl_init(struct nvme_hmb_ctrl *ctrl)
 {
 	mutex_init(&ctrl->lock);
 	INIT_LIST_HEAD(&ctrl->node);
+	INIT_LIST_HEAD(&ctrl->pm_node);
 	INIT_DELAYED_WORK(&ctrl->reclaim_work, nvme_hmb_reclaim_work);
 	INIT_DELAYED_WORK(&ctrl->regrow_work, nvme_hmb_regrow_work);
 	atomic64_set(&ctrl->reclaim_pending, 0);

@@ -152,9 +152,9 @@ static void nvme_hmb_dma_free(struct device *dev, struct nvme_hmb_buf *buf,
 
 /*
  * A list of @n entries in place of the current one, the chunk records
- * carried over.  The list the controller may hold is not freed here but
- * kept as stale until nvme_hmb_buf_write_descs() or nvme_hmb_buf_free(),
- * when no controller holds it; lists made during this build are freed.
+ * carried over.  Only a set not yet sealed gets a new list: the list of a
+ * set a controller may hold never changes (nvme_hmb_buf_derive() makes
+ * the next set instead).
  */
 static bool nvme_hmb_buf_entries(struct nvme_hmb_alloc_ctx *ax,
 				 struct nvme_hmb_buf *buf, u32 n)
@@ -163,6 +163,8 @@ static bool nvme_hmb_buf_entries(struct nvme_hmb_alloc_ctx *ax,
 	dma_addr_t dma;
 	void *descs;
 
+	if (WARN_ON_ONCE(buf->sealed))
+		return false;
 	descs = nvme_hmb_dma_alloc(ax, buf, n * sizeof(*buf->descs), true,
 				   &dma);
 	if (!descs) {
@@ -181,14 +183,8 @@ static bool nvme_hmb_buf_entries(struct nvme_hmb_alloc_ctx *ax,
 	if (buf->descs) {
 		memcpy(chunks, buf->chunks, buf->nr_chunks * sizeof(*chunks));
 		kvfree(buf->chunks);
-		if (!buf->stale_descs && buf->live) { /* fate: stale-keep, both */
-			buf->stale_descs = buf->descs;
-			buf->stale_dma = buf->descs_dma;
-			buf->stale_bytes = buf->descs_bytes;
-		} else {
-			nvme_hmb_dma_free(ax->dev, buf, buf->descs_bytes, true,
-					  buf->descs, buf->descs_dma);
-		}
+		nvme_hmb_dma_free(ax->dev, buf, buf->descs_bytes, true,
+				  buf->descs, buf->descs_dma);
 	}
 	buf->descs = descs;
 	buf->descs_dma = dma;
@@ -196,43 +192,6 @@ static bool nvme_hmb_buf_entries(struct nvme_hmb_alloc_ctx *ax,
 	buf->chunks = chunks;
 	buf->max_chunks = n;
 	return true;
-}
-
-/* Free the list a controller held before the list was enlarged. */
-static void nvme_hmb_buf_drop_stale(struct device *dev,
-				    struct nvme_hmb_buf *buf)
-{
-	if (!buf->stale_descs)
-		return;
-	nvme_hmb_dma_free(dev, buf, buf->stale_bytes, true, buf->stale_descs,
-			  buf->stale_dma);
-	buf->stale_descs = NULL; /* fate: stale-list-freed */
-	buf->stale_dma = 0;
-	buf->stale_bytes = 0;
-}
-
-/**
- * nvme_hmb_buf_restore_list() - undo an enlargement of a live list
- * @dev: the DMA device
- * @buf: the buffer set, with no buffer added since the list was enlarged
- *
- * A grow that enlarged the list the controller holds and then got no
- * buffer gives the new, never written list back: the list the controller
- * holds is @buf's again, and a return (MR=1) of it stays possible.
- */
-void nvme_hmb_buf_restore_list(struct device *dev, struct nvme_hmb_buf *buf)
-{
-	if (!buf->stale_descs) /* fate: restore-stale, both */
-		return;
-	nvme_hmb_dma_free(dev, buf, buf->descs_bytes, true, buf->descs,
-			  buf->descs_dma);
-	buf->descs = buf->stale_descs;
-	buf->descs_dma = buf->stale_dma;
-	buf->descs_bytes = buf->stale_bytes;
-	buf->max_chunks = buf->stale_bytes / sizeof(*buf->descs);
-	buf->stale_descs = NULL;
-	buf->stale_dma = 0;
-	buf->stale_bytes = 0;
 }
 
 /**
@@ -331,6 +290,8 @@ void nvme_hmb_buf_grow(struct nvme_hmb_alloc_ctx *ax, struct nvme_hmb_buf *buf,
 	u32 max_descs = plan->max_descs;
 	u64 cap = plan->first_chunk;
 
+	if (WARN_ON_ONCE(buf->sealed))
+		return;
 	if (!buf->nr_chunks && host->contig && target >= plan->min_chunk) {
 		if (nvme_hmb_contig_alloc(ax, buf, target))
 			return;
@@ -364,20 +325,9 @@ void nvme_hmb_buf_grow(struct nvme_hmb_alloc_ctx *ax, struct nvme_hmb_buf *buf,
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_buf_grow);
 
-/**
- * nvme_hmb_buf_trim() - free buffers from the tail down to @target
- * @dev: the DMA device
- * @buf: the buffer set; the controller must not be using it
- * @target: most bytes to keep
- *
- * Whole buffers only, smallest (last) first.  A single IOVA-contiguous
- * buffer cannot be cut and goes whole when it exceeds @target: callers
- * replace it rather than trim it (ctrl.c).
- *
- * Return: the bytes kept.
- */
-u64 nvme_hmb_buf_trim(struct device *dev, struct nvme_hmb_buf *buf,
-		      u64 target)
+/* Free the chunks @buf owns from the tail down to @target. */
+static void nvme_hmb_buf_cut(struct device *dev, struct nvme_hmb_buf *buf,
+			     u64 target)
 {
 	if (buf->sgt) { /* fate: trim-contig, both */
 		if (buf->size > target) {
@@ -390,32 +340,51 @@ u64 nvme_hmb_buf_trim(struct device *dev, struct nvme_hmb_buf *buf,
 			buf->nr_chunks = 0;
 			buf->size = 0;
 		}
-		return buf->size;
+		return;
 	}
-	while (buf->nr_chunks && buf->size > target) {
+	while (buf->nr_chunks > buf->borrowed && buf->size > target) {
 		struct nvme_hmb_chunk *c = &buf->chunks[--buf->nr_chunks];
 
 		nvme_hmb_dma_free(dev, buf, c->size, false, c->cookie, c->dma);
 		buf->size -= c->size; /* fate: chunk-freed */
 		memset(c, 0, sizeof(*c));
 	}
+}
+
+/**
+ * nvme_hmb_buf_trim() - free buffers from the tail down to @target
+ * @dev: the DMA device
+ * @buf: the buffer set, not sealed: no controller holds it
+ * @target: most bytes to keep
+ *
+ * Whole buffers only, smallest (last) first.  A single IOVA-contiguous
+ * buffer cannot be cut and goes whole when it exceeds @target: callers
+ * replace it rather than trim it (ctrl.c).
+ *
+ * Return: the bytes kept.
+ */
+u64 nvme_hmb_buf_trim(struct device *dev, struct nvme_hmb_buf *buf,
+		      u64 target)
+{
+	if (!WARN_ON_ONCE(buf->sealed || buf->borrowed))
+		nvme_hmb_buf_cut(dev, buf, target);
 	return buf->size;
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_buf_trim);
 
 /**
- * nvme_hmb_buf_free() - free everything; safe to call again
+ * nvme_hmb_buf_free() - free everything it owns; safe to call again
  * @dev: the DMA device
- * @buf: the buffer set; the controller must not be using it
+ * @buf: the buffer set; no controller may hold it
  *
+ * The chunks it borrowed from the set it was derived from stay that set's.
  * Every pointer is cleared as it is freed, so a second call (an error path
  * followed by teardown) frees nothing twice.
  */
 void nvme_hmb_buf_free(struct device *dev, struct nvme_hmb_buf *buf)
 {
 	if (buf->chunks)
-		nvme_hmb_buf_trim(dev, buf, 0);
-	nvme_hmb_buf_drop_stale(dev, buf);
+		nvme_hmb_buf_cut(dev, buf, 0);
 	if (buf->descs)
 		nvme_hmb_dma_free(dev, buf, buf->descs_bytes, true, buf->descs,
 				  buf->descs_dma);
@@ -425,12 +394,14 @@ void nvme_hmb_buf_free(struct device *dev, struct nvme_hmb_buf *buf)
 EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_buf_free);
 
 /**
- * nvme_hmb_buf_write_descs() - write the descriptor list for @buf
+ * nvme_hmb_buf_write_descs() - seal @buf: write its descriptor list
  * @dev: the DMA device
- * @buf: the buffer set; the controller must not be holding any list
+ * @buf: the buffer set, about to be given to a controller; the
+ *	 controller holds no list of it
  *
- * The list written is the one the controller is given next: @buf is live
- * from here, and a list it held before an enlargement is freed.
+ * From here on @buf is sealed: a controller may hold it, and neither its
+ * list nor its chunks change again.  A sealed set given again (a fresh
+ * enable of the same set) keeps the list as it was written.
  *
  * Return: HSIZE, the sum of the entries' BSIZE, in memory page units.
  */
@@ -439,18 +410,91 @@ u32 nvme_hmb_buf_write_descs(struct device *dev, struct nvme_hmb_buf *buf)
 	u64 pages = 0;
 	u32 i;
 
-	nvme_hmb_buf_drop_stale(dev, buf);
-	buf->live = true; /* fate: list-live */
+	for (i = 0; i < buf->nr_chunks; i++)
+		pages += buf->chunks[i].size >> NVME_HMB_PAGE_SHIFT;
+	if (buf->sealed)
+		return pages;
 	for (i = 0; i < buf->nr_chunks; i++) {
-		u64 bsize = buf->chunks[i].size >> NVME_HMB_PAGE_SHIFT;
-
 		buf->descs[i].addr = cpu_to_le64(buf->chunks[i].dma);
-		buf->descs[i].size = cpu_to_le32(bsize);
+		buf->descs[i].size =
+			cpu_to_le32(buf->chunks[i].size >> NVME_HMB_PAGE_SHIFT);
 		buf->descs[i].rsvd = 0;
-		pages += bsize;
 	}
 	for (; i < buf->max_chunks; i++)
 		memset(&buf->descs[i], 0, sizeof(buf->descs[i]));
+	buf->sealed = true; /* fate: list-sealed */
 	return pages;
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_buf_write_descs);
+
+/**
+ * nvme_hmb_buf_derive() - the next set, beside one a controller may hold
+ * @ax: allocation context
+ * @next: the new set, empty on return when this fails
+ * @from: the set held; it is not changed
+ * @entries: the length of @next's list, at least @from's buffers
+ *
+ * @next gets a list of its own of @entries, and names every
+ * chunk of @from, borrowed: nvme_hmb_buf_grow() may add to it while the
+ * controller keeps @from.  Freeing @next frees only what it added; once
+ * the controller let go of @from, nvme_hmb_buf_retire() hands the
+ * borrowed chunks over.  An IOVA-contiguous buffer cannot be added to.
+ *
+ * Return: 0, -EINVAL or -ENOMEM.
+ */
+int nvme_hmb_buf_derive(struct nvme_hmb_alloc_ctx *ax, struct nvme_hmb_buf *next,
+			const struct nvme_hmb_buf *from, u32 entries)
+{
+	memset(next, 0, sizeof(*next));
+	if (WARN_ON_ONCE(from->sgt || !entries || entries < from->nr_chunks ||
+			 entries > NVME_HMB_MAX_DESCS))
+		return -EINVAL;
+	next->fake = from->fake;
+	next->pages = from->pages;
+	if (!nvme_hmb_buf_entries(ax, next, entries)) {
+		memset(next, 0, sizeof(*next));
+		return -ENOMEM;
+	}
+	memcpy(next->chunks, from->chunks,
+	       from->nr_chunks * sizeof(*next->chunks));
+	next->nr_chunks = from->nr_chunks;
+	next->borrowed = from->nr_chunks;
+	next->size = from->size;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_buf_derive);
+
+/**
+ * nvme_hmb_buf_retire() - free a set the controller let go of
+ * @dev: the DMA device
+ * @old: the set; no controller holds it any more
+ * @next: the set derived from it, which takes over the chunks it names
+ *
+ * What @next borrowed becomes its own; the rest of @old (its list, its
+ * records, chunks @next does not name) is freed.
+ */
+void nvme_hmb_buf_retire(struct device *dev, struct nvme_hmb_buf *old,
+			 struct nvme_hmb_buf *next)
+{
+	if (WARN_ON_ONCE(next->borrowed > old->nr_chunks))
+		return;
+	/* Never freed below: the chunks next names. */
+	old->borrowed = next->borrowed;
+	nvme_hmb_buf_free(dev, old); /* fate: retire-free */
+	next->borrowed = 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_buf_retire);
+
+/**
+ * nvme_hmb_buf_thaw() - make a set the controller let go of changeable
+ * @buf: the set; no controller holds it any more
+ *
+ * It becomes a new set: its list is written again before it is given,
+ * and it is never returned (MR=1) as the set the controller had.
+ */
+void nvme_hmb_buf_thaw(struct nvme_hmb_buf *buf)
+{
+	buf->sealed = false;
+	buf->returnable = false; /* fate: thaw */
+}
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_buf_thaw);

@@ -132,25 +132,38 @@ struct nvme_hmb_chunk {
 };
 
 /*
- * The buffers handed to a controller.  Either chunks[] (pages mapped for
- * the device, or DMA-coherent memory where a mapping could be bounced),
- * or (behind a merging IOMMU) one IOVA-contiguous buffer in sgt.
- * descs_bytes and the chunk sizes record exactly what was allocated, and
- * free uses them: nothing is recomputed.
+ * A set of buffers for a controller and the descriptor list that names
+ * them.  Either chunks[] (pages mapped for the device, or DMA-coherent
+ * memory where a mapping could be bounced), or (behind a merging IOMMU)
+ * one IOVA-contiguous buffer in sgt.  descs_bytes and the chunk sizes
+ * record exactly what was allocated, and free uses them: nothing is
+ * recomputed.
+ *
+ * A set is built, then sealed: nvme_hmb_buf_write_descs() writes its list
+ * for an enable (EHM=1), and from then on nothing in it changes, list or
+ * chunks, while a controller may hold it.  A resize that adds buffers
+ * derives the next set beside it (nvme_hmb_buf_derive(): a list of its
+ * own, the held chunks borrowed), and only once the controller provably
+ * let go of the old set does nvme_hmb_buf_retire() free what the next
+ * one does not name.  A sealed set the controller let go of may be
+ * changed only after nvme_hmb_buf_thaw(), which makes it a new set: it is
+ * never returned (MR=1) as the one the controller had.
  */
 struct nvme_hmb_buf {
 	const struct nvme_hmb_alloc_hook *fake;	/* KUnit's allocator */
 	bool pages;		/* chunks are mapped pages, not coherent */
+	bool sealed;		/* its list was written for an enable */
+	bool returnable;	/* the controller took it (EHM=1 completed),
+				 * and it is unchanged since: MR=1 may give
+				 * it back
+				 */
 	struct nvme_host_mem_buf_desc *descs;
 	dma_addr_t descs_dma;
 	size_t descs_bytes;
-	bool live;		/* the list was written for a controller */
-	void *stale_descs;	/* the list it held before an enlargement */
-	dma_addr_t stale_dma;
-	size_t stale_bytes;
 	struct nvme_hmb_chunk *chunks;
 	u32 nr_chunks;
 	u32 max_chunks;
+	u32 borrowed;		/* chunks[0..borrowed) are another set's */
 	struct sg_table *sgt;
 	u64 sgt_size;
 	u64 size;
@@ -185,7 +198,11 @@ int nvme_hmb_buf_init(struct nvme_hmb_alloc_ctx *ax, struct nvme_hmb_buf *buf,
 void nvme_hmb_buf_grow(struct nvme_hmb_alloc_ctx *ax, struct nvme_hmb_buf *buf,
 		       const struct nvme_hmb_host *host,
 		       const struct nvme_hmb_plan *plan, u64 target);
-void nvme_hmb_buf_restore_list(struct device *dev, struct nvme_hmb_buf *buf);
+int nvme_hmb_buf_derive(struct nvme_hmb_alloc_ctx *ax, struct nvme_hmb_buf *next,
+			const struct nvme_hmb_buf *from, u32 entries);
+void nvme_hmb_buf_retire(struct device *dev, struct nvme_hmb_buf *old,
+			 struct nvme_hmb_buf *next);
+void nvme_hmb_buf_thaw(struct nvme_hmb_buf *buf);
 u64 nvme_hmb_buf_trim(struct device *dev, struct nvme_hmb_buf *buf,
 		      u64 target);
 void nvme_hmb_buf_free(struct device *dev, struct nvme_hmb_buf *buf);
@@ -227,6 +244,7 @@ struct nvme_hmb_stats {
 struct nvme_hmb_ctrl {
 	struct kobject kobj;
 	struct list_head node;		/* on nvme_hmb_ctrls, RCU */
+	struct list_head pm_node;	/* on a sleep or wake walk */
 	struct delayed_work reclaim_work;
 	struct delayed_work regrow_work;
 	atomic64_t reclaim_pending;	/* bytes the shrinker asked for */
@@ -245,18 +263,20 @@ struct nvme_hmb_ctrl {
 	enum nvme_hmb_state state;
 	enum nvme_hmb_reason reason;
 	int last_status;		/* behind SET_FAILED, DISABLE_FAILED */
-	struct nvme_hmb_buf buf;
-	bool mr_valid;			/* buf is what the controller last had */
+	struct nvme_hmb_buf buf;	/* the set the engine holds */
 	/*
-	 * What the controller may hold of ours: the attributes of the last
-	 * enable sent, as sent (.ehm: it may hold them).  The one record
-	 * every decision about the controller's buffer is made against,
-	 * under the lock: cleared only when the controller is known to hold
+	 * Whether buf is lent: the controller may hold it.  Set before an
+	 * enable is sent, cleared only when the controller is known to hold
 	 * none of it (a disable completed, a refusal that left it untouched,
-	 * Get Features showed it holds nothing or another driver's buffer,
-	 * a disable of it completed, or the controller is gone).
+	 * Get Features showed it holds nothing or another driver's buffer, a
+	 * reset, or it is gone).  buf is sealed and never changes while lent:
+	 * every decision about the controller's buffer is made against it,
+	 * under the lock.
 	 */
-	struct nvme_hmb_attrs sent;
+	bool lent;
+	bool resize_pending;		/* a resize met a reset: the reset's
+					 * report finishes it
+					 */
 	bool enable_deferred;		/* held for an enable the backend could
 					 * not send (reset under way); the
 					 * reset report sends it

@@ -10,13 +10,15 @@
  *    If nvme-pci reset the controller on the way, the backend reports the
  *    reset; the buffer is returned all the same (a reset leaves the host's
  *    memory untouched).
- *  - hibernation: disable and free before the image is made: the image
- *    never holds a buffer a controller points at, and the image is
- *    smaller.  After the image is written, or restored, set up fresh
- *    (MR=0): the restore kernel's controller state means nothing to us.
+ *  - hibernation: disable and free before the image is made, so that the
+ *    image is smaller and holds no buffer a controller took.  A buffer
+ *    whose disable failed is kept (state failed) and goes into the image;
+ *    it is never returned with MR=1.  After the image is written, or
+ *    restored, set up fresh (MR=0): the restore kernel's controller state
+ *    means nothing to us.
  *
- * APST and other autonomous power-state changes need nothing: the HMB
- * stays enabled across them and the controller keeps its own contract.
+ * APST and other autonomous power-state changes are not acted on: the HMB
+ * stays enabled across them, as the specification allows.
  *
  * The notifier walks the registry (registry.c); main.c only registers it.
  */

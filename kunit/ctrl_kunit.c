@@ -212,6 +212,22 @@ static void grow_rebuilds_when_hmmaxd_binds(struct kunit *test)
 }
 
 /* Fails every allocation: no memory to be had. */
+/*
+ * A controller reset: the controller gets the set it held back (MR=1),
+ * its first return, nothing refused, and agrees with the engine.
+ */
+static void reset_returns_it(struct kunit *test)
+{
+	struct ctrl_test *t = test->priv;
+	struct nvme_hmb_mock_view v;
+
+	nvme_hmb_mock_reset(t->mock);
+	nvme_hmb_mock_view(t->mock, &v);
+	KUNIT_EXPECT_EQ(test, v.mr_returns, 1);
+	KUNIT_EXPECT_EQ(test, v.rejected, 0);
+	expect_agree(test);
+}
+
 static bool fail_all_seam(void *priv, unsigned int nth, u64 size)
 {
 	return true;
@@ -241,13 +257,9 @@ static void grow_gets_nothing(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, t->ctrl->buf.descs_dma, list);
 	KUNIT_EXPECT_GT(test, t->ctrl->stats.alloc_failures, 0);
 	KUNIT_EXPECT_EQ(test, t->ctrl->stats.resizes, 0);
-	KUNIT_EXPECT_TRUE(test, t->ctrl->mr_valid);
+	KUNIT_EXPECT_TRUE(test, t->ctrl->buf.returnable);
 	expect_agree(test);
-	nvme_hmb_mock_reset(t->mock);
-	nvme_hmb_mock_view(t->mock, &after);
-	KUNIT_EXPECT_EQ(test, after.mr_returns, 1);
-	KUNIT_EXPECT_EQ(test, after.rejected, 0);
-	expect_agree(test);
+	reset_returns_it(test);
 	/* Memory is back: the next resize grows. */
 	nvme_hmb_set_alloc_hook(t->ctrl, NULL);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
@@ -257,22 +269,24 @@ static void grow_gets_nothing(struct kunit *test)
 
 /*
  * A grow whose buffers are small (nothing above 64 KiB): the list the
- * controller holds is full at 256 entries and is enlarged before any
- * buffer is added; then no buffer comes.  The enlarged list, never
- * written, goes, and the list the controller holds is the buffer's again:
- * nothing is sent, and a return (MR=1) after a reset gives the controller
- * exactly the list it had.
+ * controller holds is full at 256 entries, so the next set's list is
+ * enlarged before any buffer is added; then no buffer comes.  The next
+ * set, never written, goes, and the set lent to the controller is
+ * untouched: nothing is sent, no DMA memory is left behind, and a return
+ * (MR=1) after a reset gives the controller exactly the list it had.
  */
 static void grow_enlarged_list_gets_nothing(struct kunit *test)
 {
 	struct ctrl_test *t = seamed_mock(test, &bg5, SZ_64K);
 	struct nvme_hmb_mock_view before, after;
 	dma_addr_t list;
+	s64 allocs;
 
 	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(16)), 0);
 	KUNIT_ASSERT_EQ(test, nvme_hmb_nr_descs(t->ctrl), 256);
 	KUNIT_ASSERT_EQ(test, t->ctrl->buf.max_chunks, 256);
 	list = t->ctrl->buf.descs_dma;
+	allocs = atomic64_read(&nvme_hmb_dma_allocs);
 	t->fail_above = 0;		/* the new list, then no buffer */
 	nvme_hmb_mock_view(t->mock, &before);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
@@ -282,19 +296,73 @@ static void grow_enlarged_list_gets_nothing(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(16));
 	KUNIT_EXPECT_EQ(test, t->ctrl->buf.descs_dma, list);
 	KUNIT_EXPECT_EQ(test, t->ctrl->buf.max_chunks, 256);
-	KUNIT_EXPECT_NULL(test, t->ctrl->buf.stale_descs);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&nvme_hmb_dma_allocs), allocs);
 	expect_agree(test);
-	nvme_hmb_mock_reset(t->mock);
-	nvme_hmb_mock_view(t->mock, &after);
-	KUNIT_EXPECT_EQ(test, after.mr_returns, 1);
-	KUNIT_EXPECT_EQ(test, after.rejected, 0);
-	expect_agree(test);
+	reset_returns_it(test);
 	/* Buffers again: the list is enlarged and the grow goes through. */
 	t->fail_above = SZ_64K;
 	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(64));
 	KUNIT_EXPECT_EQ(test, nvme_hmb_nr_descs(t->ctrl), 1024);
 	expect_agree(test);
+}
+
+/*
+ * 16 MiB in 256 buffers of 64 KiB, then a grow to 64 MiB whose disable
+ * answers @status: the set lent to the controller comes through it as it
+ * was, list and buffers, and the set built beside it leaves no DMA memory
+ * behind.
+ */
+static void grow_with_failed_disable(struct kunit *test, int status,
+				     int expect)
+{
+	struct ctrl_test *t = test->priv;
+	dma_addr_t list;
+	s64 allocs;
+
+	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(16)), 0);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_nr_descs(t->ctrl), 256);
+	list = t->ctrl->buf.descs_dma;
+	allocs = atomic64_read(&nvme_hmb_dma_allocs);
+	nvme_hmb_mock_fail_set(t->mock, 0, status);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), expect);
+	KUNIT_EXPECT_EQ(test, t->ctrl->buf.descs_dma, list);
+	KUNIT_EXPECT_EQ(test, t->ctrl->buf.size, MIB(16));
+	KUNIT_EXPECT_EQ(test, t->ctrl->buf.nr_chunks, 256);
+	KUNIT_EXPECT_EQ(test, t->ctrl->buf.max_chunks, 256);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&nvme_hmb_dma_allocs), allocs);
+}
+
+/*
+ * Two grows around a reset: the first one's disable cannot be sent (a
+ * reset is under way), the second gets no buffer.  The set lent to the
+ * controller stays exactly as the controller has it through both: the
+ * reset's report returns it (MR=1), its HMDLEC within its list, and no
+ * DMA memory is left behind by either grow.
+ */
+static void grows_around_reset(struct kunit *test)
+{
+	struct ctrl_test *t = seamed_mock(test, &bg5, SZ_64K);
+	s64 allocs;
+
+	grow_with_failed_disable(test, -EAGAIN, -EBUSY);
+	allocs = atomic64_read(&nvme_hmb_dma_allocs);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(16));
+	expect_agree(test);
+
+	t->fail_above = 0;		/* the next set's list, no buffer */
+	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(16));
+	KUNIT_EXPECT_EQ(test, t->ctrl->buf.nr_chunks, 256);
+	KUNIT_EXPECT_LE(test, (u64)t->ctrl->buf.nr_chunks *
+			sizeof(*t->ctrl->buf.descs), t->ctrl->buf.descs_bytes);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&nvme_hmb_dma_allocs), allocs);
+	expect_agree(test);
+
+	reset_returns_it(test);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(16));
+	KUNIT_EXPECT_EQ(test, atomic64_read(&nvme_hmb_dma_allocs), allocs);
 }
 
 static const struct nvme_hmb_id hmmaxd2 = { 4096, 1280, 0, 2 };
@@ -425,8 +493,9 @@ static void late_reset_report(struct kunit *test)
 
 /*
  * The backend could not send a disable (-EAGAIN: the controller is being
- * reset): nothing changed, the resize is refused, and once the reset is
- * reported the same buffer is returned.
+ * reset): nothing changed and the resize is refused for now (-EBUSY);
+ * once the reset is reported the same buffer is returned (MR=1), and the
+ * report then finishes the resize.
  */
 static void resetting_disable_not_sent(struct kunit *test)
 {
@@ -443,7 +512,10 @@ static void resetting_disable_not_sent(struct kunit *test)
 	nvme_hmb_mock_reset(t->mock);
 	nvme_hmb_mock_view(t->mock, &v);
 	KUNIT_EXPECT_EQ(test, v.mr_returns, 1);
-	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(64));
+	/* The report returned it, then finished the shrink. */
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(32));
+	KUNIT_EXPECT_EQ(test, t->ctrl->stats.resizes, 1);
+	KUNIT_EXPECT_FALSE(test, t->ctrl->resize_pending);
 	expect_agree(test);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(32)), 0);
 	expect_agree(test);
@@ -469,15 +541,18 @@ static void resetting_enable_deferred(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, v.ehm);
 	/* Setup, the disable, and the enable it was told to fail. */
 	KUNIT_EXPECT_EQ(test, v.set_cmds, 3);
-	/* Busy until the controller is back. */
+	/* Busy until the controller is back; the limit is kept for then. */
 	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(16)), -EBUSY);
+	KUNIT_EXPECT_EQ(test, t->ctrl->limit, MIB(16));
 	nvme_hmb_mock_reset(t->mock);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
-	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(32));
 	KUNIT_EXPECT_FALSE(test, t->ctrl->enable_deferred);
+	KUNIT_EXPECT_FALSE(test, t->ctrl->resize_pending);
+	/* The 32 MiB set enabled (fresh: the list changed), then shrunk. */
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(16));
 	nvme_hmb_mock_view(t->mock, &v);
-	KUNIT_EXPECT_EQ(test, v.set_cmds, 4);
-	KUNIT_EXPECT_EQ(test, v.mr_returns, 0);	/* the list changed: fresh */
+	KUNIT_EXPECT_EQ(test, v.set_cmds, 6);
+	KUNIT_EXPECT_EQ(test, v.mr_returns, 0);
 	expect_agree(test);
 }
 
@@ -870,34 +945,39 @@ static void gone_frees_without_commands(struct kunit *test)
 }
 
 /*
- * A grow that enlarged the list the controller holds, then could not
- * disable it: the controller keeps the old list (now stale) with the old
- * HSIZE.  A late reset report must compare with what was sent, not with
- * the buffer as it has become: the controller still holds it, so nothing
- * is rewritten or freed, and a real reset brings the grown buffer in.
+ * A grow whose disable failed: the next set goes, and the set lent to the
+ * controller stays exactly as the controller has it, list and buffers.
+ * A late reset report finds the controller still holding it: enabled
+ * again, nothing rewritten or freed; a real reset then returns it (MR=1)
+ * unchanged, which the mock checks entry by entry.
  */
 static void late_report_after_failed_grow(struct kunit *test)
 {
 	struct nvme_hmb_mock_view before, after;
 	struct ctrl_test *t = seamed_mock(test, &bg5, SZ_64K);
+	s64 allocs;
 
-	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(16)), 0);
-	KUNIT_ASSERT_EQ(test, nvme_hmb_nr_descs(t->ctrl), 256);
-	nvme_hmb_mock_fail_set(t->mock, 0, INVALID_FIELD);
-	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), -EIO);
+	grow_with_failed_disable(test, INVALID_FIELD, -EIO);
+	allocs = atomic64_read(&nvme_hmb_dma_allocs);
 	KUNIT_ASSERT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_FAILED);
-	KUNIT_ASSERT_NOT_NULL(test, t->ctrl->buf.stale_descs);
 	nvme_hmb_mock_view(t->mock, &before);
 	nvme_hmb_report_reset(t->ctrl);		/* no reset behind it */
 	nvme_hmb_mock_check(t->mock);
 	nvme_hmb_mock_view(t->mock, &after);
 	KUNIT_EXPECT_EQ(test, after.set_cmds, before.set_cmds);
 	KUNIT_EXPECT_EQ(test, after.violations, 0);
-	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_FAILED);
-	KUNIT_EXPECT_NOT_NULL(test, t->ctrl->buf.stale_descs);
-	nvme_hmb_mock_reset(t->mock);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
-	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(64));
+	KUNIT_EXPECT_NE(test, nvme_hmb_reason(t->ctrl),
+			NVME_HMB_R_DISABLE_FAILED);
+	KUNIT_EXPECT_GT(test, nvme_hmb_reclaimable(t->ctrl, false), 0);
+	expect_agree(test);
+	nvme_hmb_mock_reset(t->mock);
+	nvme_hmb_mock_view(t->mock, &after);
+	KUNIT_EXPECT_EQ(test, after.mr_returns, before.mr_returns + 1);
+	KUNIT_EXPECT_EQ(test, after.rejected, before.rejected);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(16));
+	KUNIT_EXPECT_EQ(test, atomic64_read(&nvme_hmb_dma_allocs), allocs);
 	expect_agree(test);
 }
 
@@ -1024,7 +1104,7 @@ static void reset_report_while_asleep(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, after.ehm);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_SUSPENDED);
 	KUNIT_EXPECT_EQ(test, t->ctrl->buf.size, MIB(64));
-	KUNIT_EXPECT_FALSE(test, t->ctrl->sent.ehm);
+	KUNIT_EXPECT_FALSE(test, t->ctrl->lent);
 	nvme_hmb_wake(t->ctrl, false);
 	nvme_hmb_mock_view(t->mock, &after);
 	KUNIT_EXPECT_EQ(test, after.set_cmds, before.set_cmds + 1);
@@ -1058,6 +1138,36 @@ static void expect_other_holds(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, v.violations, 0);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_OFF);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_reason(t->ctrl), NVME_HMB_R_FOREIGN);
+}
+
+/*
+ * A shrink on a shared controller whose enable finds a reset under way
+ * (its guard's Get Features answers -EAGAIN): the trimmed set waits for
+ * the reset's report, which gives it fresh.  The controller never held
+ * that set, so it is never returned with MR=1 as if it had.
+ */
+static void shrink_deferred_by_reset_is_fresh(struct kunit *test)
+{
+	struct ctrl_test *t = shared_mock(test, &bg5);
+	struct nvme_hmb_mock_view before, after;
+
+	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
+	/* The disable's guard reads; the enable's finds the reset. */
+	nvme_hmb_mock_fail_get_skip(t->mock, 1, -EAGAIN);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(40)), -EBUSY);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_SUSPENDED);
+	KUNIT_EXPECT_TRUE(test, t->ctrl->enable_deferred);
+	KUNIT_EXPECT_FALSE(test, t->ctrl->buf.returnable);
+	nvme_hmb_mock_view(t->mock, &before);
+	KUNIT_EXPECT_FALSE(test, before.ehm);
+	nvme_hmb_mock_reset(t->mock);
+	nvme_hmb_mock_view(t->mock, &after);
+	KUNIT_EXPECT_EQ(test, after.mr_returns, before.mr_returns);
+	KUNIT_EXPECT_EQ(test, after.rejected, before.rejected);
+	KUNIT_EXPECT_EQ(test, t->ctrl->stats.mr_refusals, 0);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(40));
+	expect_agree(test);
 }
 
 /* Counts the engine's allocation attempts, failing none. */
@@ -1345,7 +1455,7 @@ static void shared_sleep_finds_other(struct kunit *test)
 
 	nvme_hmb_mock_view(t->mock, &before);
 	nvme_hmb_sleep(t->ctrl, false);
-	KUNIT_EXPECT_FALSE(test, t->ctrl->mr_valid);
+	KUNIT_EXPECT_FALSE(test, t->ctrl->buf.returnable);
 	expect_other_holds(test);
 	KUNIT_ASSERT_EQ(test, nvme_hmb_mock_other(t->mock, false), 0);
 	nvme_hmb_wake(t->ctrl, false);
@@ -1380,7 +1490,7 @@ static void shared_executed_error_disables(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, v.ehm);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_OFF);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_reason(t->ctrl), NVME_HMB_R_SET_FAILED);
-	KUNIT_EXPECT_FALSE(test, t->ctrl->sent.ehm);
+	KUNIT_EXPECT_FALSE(test, t->ctrl->lent);
 	expect_agree(test);
 }
 
@@ -1399,7 +1509,7 @@ static void shared_wake_finds_unknown(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
 	nvme_hmb_sleep(t->ctrl, false);
 	KUNIT_ASSERT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_SUSPENDED);
-	KUNIT_ASSERT_FALSE(test, t->ctrl->sent.ehm);
+	KUNIT_ASSERT_FALSE(test, t->ctrl->lent);
 	KUNIT_ASSERT_EQ(test, nvme_hmb_mock_other(t->mock, true), 0);
 	nvme_hmb_mock_misbehave(t->mock, 0, 1, false);
 	nvme_hmb_mock_view(t->mock, &before);
@@ -1438,7 +1548,7 @@ static void believes_suspended(struct kunit *test, struct ctrl_test *t)
 	t->ctrl->sleeping = true;
 	t->ctrl->state = NVME_HMB_SUSPENDED;
 	mutex_unlock(&t->ctrl->lock);
-	KUNIT_ASSERT_TRUE(test, t->ctrl->sent.ehm);
+	KUNIT_ASSERT_TRUE(test, t->ctrl->lent);
 }
 
 /* A shared mock at 64 MiB, then believes_suspended(). */
@@ -1448,7 +1558,7 @@ static struct ctrl_test *disable_lost_in_suspend(struct kunit *test)
 
 	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
 	believes_suspended(test, t);
-	KUNIT_ASSERT_TRUE(test, t->ctrl->mr_valid);
+	KUNIT_ASSERT_TRUE(test, t->ctrl->buf.returnable);
 	return t;
 }
 
@@ -1476,7 +1586,7 @@ static void shared_return_finds_it_held(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(64));
 	KUNIT_EXPECT_EQ(test, t->ctrl->stats.mr_enables, 1);
 	KUNIT_EXPECT_EQ(test, t->ctrl->stats.resumes, 1);
-	KUNIT_EXPECT_TRUE(test, t->ctrl->mr_valid);
+	KUNIT_EXPECT_TRUE(test, t->ctrl->buf.returnable);
 	expect_agree(test);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(32)), 0);
 	expect_agree(test);
@@ -1503,7 +1613,7 @@ static void shared_fresh_enable_disables_ours_first(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, after.violations, 0);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_OFF);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_reason(t->ctrl), NVME_HMB_R_SET_FAILED);
-	KUNIT_EXPECT_FALSE(test, t->ctrl->sent.ehm);
+	KUNIT_EXPECT_FALSE(test, t->ctrl->lent);
 	KUNIT_EXPECT_EQ(test, atomic64_read(&nvme_hmb_dma_allocs),
 			t->dma_allocs);
 	/* Nothing is stuck: the next resize sets the HMB up afresh. */
@@ -1513,47 +1623,48 @@ static void shared_fresh_enable_disables_ours_first(struct kunit *test)
 }
 
 /*
- * A grow whose disable failed: the controller holds the 16 MiB list last
- * sent, the engine 64 MiB in a new list.  Forged as in believes_suspended(),
- * with the grown buffer taken for what the controller last had, it is
- * returned (MR=1) at wake-up: the guard compares the buffer as it has
- * become with the list as sent, so the old list is not taken for this
- * one, enabled; it is disabled first, and only then is anything freed.
+ * A grow whose disable failed: the next set goes, and the engine holds
+ * exactly the 16 MiB set the controller holds.  Forged as in
+ * believes_suspended(), its return (MR=1) at wake-up finds the controller
+ * holding it: nothing is sent, it is enabled again as it was, and no
+ * memory is freed or allocated on the way.
  */
-static void shared_return_of_grown_disables_first(struct kunit *test)
+static void shared_return_after_failed_grow(struct kunit *test)
 {
 	struct nvme_hmb_alloc_hook hook = {
 		.fail = fail_above_seam, .priv = test->priv,
 	};
 	struct nvme_hmb_mock_view before, after;
 	struct ctrl_test *t = shared_mock(test, &bg5);
+	dma_addr_t list;
+	s64 allocs;
 
 	t->fail_above = SZ_64K;
 	nvme_hmb_set_alloc_hook(t->ctrl, &hook);
 	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(16)), 0);
 	KUNIT_ASSERT_EQ(test, nvme_hmb_nr_descs(t->ctrl), 256);
+	list = t->ctrl->buf.descs_dma;
+	allocs = atomic64_read(&nvme_hmb_dma_allocs);
 	nvme_hmb_mock_fail_set(t->mock, 0, INVALID_FIELD);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), -EIO);
 	KUNIT_ASSERT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_FAILED);
-	KUNIT_ASSERT_EQ(test, t->ctrl->buf.size, MIB(64));
+	KUNIT_EXPECT_EQ(test, t->ctrl->buf.size, MIB(16));
+	KUNIT_EXPECT_EQ(test, t->ctrl->buf.descs_dma, list);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&nvme_hmb_dma_allocs), allocs);
 	believes_suspended(test, t);
-	mutex_lock(&t->ctrl->lock);
-	t->ctrl->mr_valid = true;	/* ... and that it may return it */
-	mutex_unlock(&t->ctrl->lock);
+	KUNIT_ASSERT_TRUE(test, t->ctrl->buf.returnable);
 	nvme_hmb_mock_view(t->mock, &before);
-	KUNIT_ASSERT_EQ(test, (u64)before.hsize << 12, MIB(16));
+	KUNIT_ASSERT_EQ(test, before.hmdla, list);
 	nvme_hmb_wake(t->ctrl, false);
 	nvme_hmb_mock_view(t->mock, &after);
-	KUNIT_EXPECT_EQ(test, after.set_cmds, before.set_cmds + 1);
-	KUNIT_EXPECT_FALSE(test, after.ehm);
-	KUNIT_EXPECT_EQ(test, after.mr_returns, 0);
+	KUNIT_EXPECT_EQ(test, after.set_cmds, before.set_cmds);
+	KUNIT_EXPECT_TRUE(test, after.ehm);
 	KUNIT_EXPECT_EQ(test, after.rejected, before.rejected);
 	KUNIT_EXPECT_EQ(test, after.violations, 0);
-	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_OFF);
-	KUNIT_EXPECT_EQ(test, nvme_hmb_reason(t->ctrl), NVME_HMB_R_SET_FAILED);
-	KUNIT_EXPECT_EQ(test, t->ctrl->stats.mr_enables, 0);
-	KUNIT_EXPECT_EQ(test, atomic64_read(&nvme_hmb_dma_allocs),
-			t->dma_allocs);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(16));
+	KUNIT_EXPECT_EQ(test, atomic64_read(&nvme_hmb_dma_allocs), allocs);
+	expect_agree(test);
 	nvme_hmb_set_alloc_hook(t->ctrl, NULL);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(64));
@@ -1920,6 +2031,7 @@ static struct kunit_case nvme_hmb_ctrl_cases[] = {
 	KUNIT_CASE(grow_rebuilds_when_hmmaxd_binds),
 	KUNIT_CASE(grow_gets_nothing),
 	KUNIT_CASE(grow_enlarged_list_gets_nothing),
+	KUNIT_CASE(grows_around_reset),
 	KUNIT_CASE(shrink_builds_before_switching),
 	KUNIT_CASE(min_is_pref_fragmented),
 	KUNIT_CASE(resize_both_ways),
@@ -1931,6 +2043,7 @@ static struct kunit_case nvme_hmb_ctrl_cases[] = {
 	KUNIT_CASE(late_reset_report),
 	KUNIT_CASE(resetting_disable_not_sent),
 	KUNIT_CASE(resetting_enable_deferred),
+	KUNIT_CASE(shrink_deferred_by_reset_is_fresh),
 	KUNIT_CASE(set_rejected_frees),
 	KUNIT_CASE(set_error_after_execution),
 	KUNIT_CASE(mr_seq_error_disables_first),
@@ -1963,7 +2076,7 @@ static struct kunit_case nvme_hmb_ctrl_cases[] = {
 	KUNIT_CASE(shared_wake_finds_unknown),
 	KUNIT_CASE(shared_return_finds_it_held),
 	KUNIT_CASE(shared_fresh_enable_disables_ours_first),
-	KUNIT_CASE(shared_return_of_grown_disables_first),
+	KUNIT_CASE(shared_return_after_failed_grow),
 	KUNIT_CASE(reclaim_to_off_disable_fails),
 	KUNIT_CASE_PARAM(mock_rejects, raw_gen_params),
 	KUNIT_CASE(mock_rejects_65536_entries),
@@ -2255,6 +2368,25 @@ static void hibernate_while_resetting(struct kunit *test)
 	expect_agree(test);
 }
 
+/*
+ * A controller attached just before the sleep walk, its start after it
+ * (it waits for the wake-up, as one attached during the sleep does): the
+ * wake-up sets its HMB up.  No limit was ever written for it.
+ */
+static void attach_before_sleep_walk(struct kunit *test)
+{
+	struct ctrl_test *t = test->priv;
+
+	new_mock(test, &bg5);
+	nvme_hmb_sleep(t->ctrl, false);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_start(t->ctrl), 0);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_OFF);
+	nvme_hmb_wake(t->ctrl, false);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
+	KUNIT_EXPECT_GT(test, nvme_hmb_size(t->ctrl), 0);
+	expect_agree(test);
+}
+
 static struct kunit_case nvme_hmb_pressure_cases[] = {
 	KUNIT_CASE(reclaim_from_tail),
 	KUNIT_CASE(reclaim_stops_at_hmmin),
@@ -2265,6 +2397,7 @@ static struct kunit_case nvme_hmb_pressure_cases[] = {
 	KUNIT_CASE(hibernation_frees_and_rebuilds),
 	KUNIT_CASE(hibernation_setup_retried),
 	KUNIT_CASE(attach_while_asleep),
+	KUNIT_CASE(attach_before_sleep_walk),
 	KUNIT_CASE(sleep_with_failed_disable),
 	KUNIT_CASE(hibernate_while_resetting),
 	{}

@@ -288,6 +288,11 @@ static void trim_and_free_twice(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, nvme_hmb_buf_write_descs(dev, &t->buf), 2048);
 	/* The entries past the end are cleared. */
 	KUNIT_EXPECT_EQ(test, le32_to_cpu(t->buf.descs[2].size), 0);
+	/* Written, it is sealed; a controller let go: thawed, a new set. */
+	KUNIT_EXPECT_TRUE(test, t->buf.sealed);
+	nvme_hmb_buf_thaw(&t->buf);
+	KUNIT_EXPECT_FALSE(test, t->buf.sealed);
+	KUNIT_EXPECT_FALSE(test, t->buf.returnable);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_buf_trim(dev, &t->buf, 0), 0);
 	nvme_hmb_buf_free(dev, &t->buf);
 	/* Idempotent: an error path followed by teardown frees nothing twice. */
@@ -295,6 +300,55 @@ static void trim_and_free_twice(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, t->buf.chunks);
 	KUNIT_EXPECT_NULL(test, t->buf.descs);
 	KUNIT_EXPECT_EQ(test, t->buf.descs_bytes, 0);
+}
+
+/*
+ * The next set beside a sealed one: a list of its own, the held buffers
+ * borrowed.  Freed, it gives back only what it added; retired into, the
+ * old set gives back only its list, and the next set owns every buffer.
+ * The sealed set is never written meanwhile.
+ */
+static void derive_then_free_or_retire(struct kunit *test)
+{
+	struct hmdl_test *t = test->priv;
+	struct device *dev = &t->pdev->dev;
+	struct nvme_host_mem_buf_desc held[4];
+	struct nvme_hmb_buf next;
+	s64 allocs;
+
+	plan_for(test, (struct nvme_hmb_id){ 16384, 3584, 1, 1024 }, MIB(16));
+	KUNIT_ASSERT_EQ(test, build(test), 0);
+	KUNIT_ASSERT_EQ(test, t->buf.nr_chunks, 4);
+	nvme_hmb_buf_write_descs(dev, &t->buf);
+	memcpy(held, t->buf.descs, sizeof(held));
+	allocs = atomic64_read(&nvme_hmb_dma_allocs);
+
+	plan_for(test, (struct nvme_hmb_id){ 16384, 3584, 1, 1024 }, MIB(30));
+	KUNIT_ASSERT_EQ(test, nvme_hmb_buf_derive(&t->ax, &next, &t->buf,
+						  t->buf.max_chunks), 0);
+	KUNIT_EXPECT_EQ(test, next.borrowed, 4);
+	KUNIT_EXPECT_FALSE(test, next.sealed);
+	KUNIT_EXPECT_NE(test, next.descs_dma, t->buf.descs_dma);
+	nvme_hmb_buf_grow(&t->ax, &next, &t->host, &t->plan, t->plan.target);
+	KUNIT_EXPECT_EQ(test, next.size, MIB(30));
+	KUNIT_EXPECT_EQ(test, atomic64_read(&nvme_hmb_dma_allocs), allocs + 5);
+	/* Abandoned: its list and its four buffers go, the held ones stay. */
+	nvme_hmb_buf_free(dev, &next);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&nvme_hmb_dma_allocs), allocs);
+	KUNIT_EXPECT_EQ(test, t->buf.size, MIB(16));
+	KUNIT_EXPECT_EQ(test, memcmp(held, t->buf.descs, sizeof(held)), 0);
+
+	KUNIT_ASSERT_EQ(test, nvme_hmb_buf_derive(&t->ax, &next, &t->buf,
+						  t->buf.max_chunks), 0);
+	nvme_hmb_buf_grow(&t->ax, &next, &t->host, &t->plan, t->plan.target);
+	/* Retired into next: only the old list goes. */
+	nvme_hmb_buf_retire(dev, &t->buf, &next);
+	KUNIT_EXPECT_EQ(test, next.borrowed, 0);
+	KUNIT_EXPECT_NULL(test, t->buf.descs);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&nvme_hmb_dma_allocs), allocs + 4);
+	t->buf = next;
+	check_invariants(test);
+	KUNIT_EXPECT_EQ(test, t->buf.nr_chunks, 8);
 }
 
 static void grow_appends(struct kunit *test)
@@ -419,6 +473,7 @@ static struct kunit_case nvme_hmb_hmdl_cases[] = {
 	KUNIT_CASE(contig_falls_back_to_chunks),
 	KUNIT_CASE(trim_and_free_twice),
 	KUNIT_CASE(grow_appends),
+	KUNIT_CASE(derive_then_free_or_retire),
 	KUNIT_CASE(list_grows_on_demand),
 	KUNIT_CASE(chunks_are_mapped_pages),
 	KUNIT_CASE(limited_device_gets_coherent_chunks),

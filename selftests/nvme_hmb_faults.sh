@@ -115,13 +115,13 @@ fits() {
 		[ "$EHM" = 0 ] && [ "$HK" = 0 ] ;;
 	# Memory kept for the controller (size_kib counts enabled memory
 	# only, held_kib what is kept): while the mock still has the HMB
-	# enabled, at least the buffer it holds, which it watches (a grow
-	# whose disable failed keeps the old buffers and those it added).
-	# A disable the mock executed but that failed on the way back
-	# leaves it with none, and the engine cannot know: then anything.
+	# enabled, exactly the set it holds, which it watches (a grow whose
+	# disable failed frees the set it built beside it).  A disable the
+	# mock executed but that failed on the way back leaves it with none,
+	# and the engine cannot know: then anything.
 	failed:disable-failed)
 		[ "$SZ" = 0 ] && [ "$HK" -gt 0 ] &&
-		{ [ "$EHM" = 0 ] || [ "$HK" -ge $((HS * 4)) ]; } ;;
+		{ [ "$EHM" = 0 ] || [ "$HK" = $((HS * 4)) ]; } ;;
 	*) false ;;
 	esac && return 0
 	said $1

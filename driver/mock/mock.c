@@ -85,6 +85,7 @@ struct nvme_hmb_mock {
 	int fail_set_status;
 	bool fail_set_executed;		/* carry the failed commands out */
 	int fail_get_status;
+	unsigned int fail_get_skip;	/* Get Features to let through first */
 
 	/* Misbehaviour of real controllers, armed from debugfs */
 	unsigned int late_ms;		/* the next Set Features: late */
@@ -449,8 +450,10 @@ static void mock_disable_locked(struct nvme_hmb_mock *mock)
 {
 	if (!mock->ehm)
 		return;
-	if (!mock->other)
+	if (!mock->other) {
+		mock_check_list(mock);
 		mock_touch_all(mock, false);
+	}
 	mock->ehm = false;
 	mock->other = false;
 }
@@ -611,7 +614,9 @@ static int mock_get_features(struct nvme_hmb_port *port, void *data, u32 *cdw0)
 	status = mock_admit(mock, &execute);
 	if (status)
 		goto out;
-	if (mock->fail_get_status) {
+	if (mock->fail_get_status && mock->fail_get_skip) {
+		mock->fail_get_skip--;
+	} else if (mock->fail_get_status) {
 		status = mock->fail_get_status;
 		mock->fail_get_status = 0;
 		goto out;
@@ -812,15 +817,30 @@ void nvme_hmb_mock_fail_set(struct nvme_hmb_mock *mock, unsigned int skip,
 EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_mock_fail_set);
 
 /**
+ * nvme_hmb_mock_fail_get_skip() - fail one coming Get Features
+ * @mock: the mock
+ * @skip: Get Features commands to let through first (a guard's read
+ *	  before a disable, say, to fail the one before the enable)
+ * @status: NVMe status (> 0) or negative errno; 0 cancels
+ */
+void nvme_hmb_mock_fail_get_skip(struct nvme_hmb_mock *mock,
+				 unsigned int skip, int status)
+{
+	mutex_lock(&mock->lock);
+	mock->fail_get_skip = skip;
+	mock->fail_get_status = status;
+	mutex_unlock(&mock->lock);
+}
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_mock_fail_get_skip);
+
+/**
  * nvme_hmb_mock_fail_get() - fail the next Get Features
  * @mock: the mock
  * @status: NVMe status (> 0) or negative errno; 0 cancels
  */
 void nvme_hmb_mock_fail_get(struct nvme_hmb_mock *mock, int status)
 {
-	mutex_lock(&mock->lock);
-	mock->fail_get_status = status;
-	mutex_unlock(&mock->lock);
+	nvme_hmb_mock_fail_get_skip(mock, 0, status);
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_mock_fail_get);
 
