@@ -19,6 +19,8 @@
 
 LIST_HEAD(nvme_hmb_ctrls);
 static DEFINE_MUTEX(nvme_hmb_ctrls_lock);
+/* One sleep or wake walk at a time: they share the controllers' pm_node. */
+static DEFINE_MUTEX(nvme_hmb_walk_lock);
 
 /*
  * From the PM notifier's prepare to its post: under nvme_hmb_ctrls_lock.
@@ -84,21 +86,55 @@ void nvme_hmb_registry_del(struct nvme_hmb_ctrl *ctrl)
 	synchronize_rcu();
 }
 
-/**
- * nvme_hmb_sleep_all() - take every HMB away before system sleep
- * @hibernate: for hibernation: free the memory too
- *
- * With the registry lock held: attach and detach wait for the transition.
+/*
+ * The controllers attached now, each with a reference, on @walk; the
+ * registry lock is not held while they are taken to sleep or woken, so
+ * that an attach or detach (a device's unbind, under its device lock)
+ * never waits for another controller's commands or reset.  A controller
+ * detached meanwhile is gone to nvme_hmb_sleep() and nvme_hmb_wake(),
+ * which then do nothing.  The caller holds nvme_hmb_walk_lock.
  */
-void nvme_hmb_sleep_all(bool hibernate)
+static void nvme_hmb_walk_begin(struct list_head *walk, bool asleep)
 {
 	struct nvme_hmb_ctrl *ctrl;
 
 	mutex_lock(&nvme_hmb_ctrls_lock);
-	nvme_hmb_asleep = true;
-	list_for_each_entry(ctrl, &nvme_hmb_ctrls, node)
-		nvme_hmb_sleep(ctrl, hibernate);
+	nvme_hmb_asleep = asleep;
+	list_for_each_entry(ctrl, &nvme_hmb_ctrls, node) {
+		kobject_get(&ctrl->kobj);
+		list_add_tail(&ctrl->pm_node, walk);
+	}
 	mutex_unlock(&nvme_hmb_ctrls_lock);
+}
+
+static struct nvme_hmb_ctrl *nvme_hmb_walk_next(struct list_head *walk)
+{
+	struct nvme_hmb_ctrl *ctrl;
+
+	ctrl = list_first_entry_or_null(walk, struct nvme_hmb_ctrl, pm_node);
+	if (ctrl)
+		list_del_init(&ctrl->pm_node);
+	return ctrl;
+}
+
+/**
+ * nvme_hmb_sleep_all() - take every HMB away before system sleep
+ * @hibernate: for hibernation: free the memory too
+ *
+ * A controller attached from here until nvme_hmb_wake_all() starts asleep.
+ */
+void nvme_hmb_sleep_all(bool hibernate)
+{
+	struct nvme_hmb_ctrl *ctrl;
+	LIST_HEAD(walk);
+
+	mutex_lock(&nvme_hmb_walk_lock);
+	nvme_hmb_walk_begin(&walk, true);
+	while ((ctrl = nvme_hmb_walk_next(&walk))) {
+		nvme_hmb_sleep(ctrl, hibernate);
+		nvme_hmb_kobj_put(ctrl);
+	}
+	mutex_unlock(&nvme_hmb_walk_lock);
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_sleep_all);
 
@@ -109,11 +145,14 @@ EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_sleep_all);
 void nvme_hmb_wake_all(bool fresh)
 {
 	struct nvme_hmb_ctrl *ctrl;
+	LIST_HEAD(walk);
 
-	mutex_lock(&nvme_hmb_ctrls_lock);
-	nvme_hmb_asleep = false;
-	list_for_each_entry(ctrl, &nvme_hmb_ctrls, node)
+	mutex_lock(&nvme_hmb_walk_lock);
+	nvme_hmb_walk_begin(&walk, false);
+	while ((ctrl = nvme_hmb_walk_next(&walk))) {
 		nvme_hmb_wake(ctrl, fresh);
-	mutex_unlock(&nvme_hmb_ctrls_lock);
+		nvme_hmb_kobj_put(ctrl);
+	}
+	mutex_unlock(&nvme_hmb_walk_lock);
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_wake_all);
