@@ -86,6 +86,7 @@ struct nvme_hmb_mock {
 	bool fail_set_executed;		/* carry the failed commands out */
 	int fail_get_status;
 	unsigned int fail_get_skip;	/* Get Features to let through first */
+	unsigned int fail_get_nr;	/* ... and to fail then */
 
 	/* Misbehaviour of real controllers, armed from debugfs */
 	unsigned int late_ms;		/* the next Set Features: late */
@@ -618,7 +619,8 @@ static int mock_get_features(struct nvme_hmb_port *port, void *data, u32 *cdw0)
 		mock->fail_get_skip--;
 	} else if (mock->fail_get_status) {
 		status = mock->fail_get_status;
-		mock->fail_get_status = 0;
+		if (!--mock->fail_get_nr)
+			mock->fail_get_status = 0;
 		goto out;
 	}
 	memset(data, 0, NVME_HMB_ATTR_LEN);
@@ -817,6 +819,25 @@ void nvme_hmb_mock_fail_set(struct nvme_hmb_mock *mock, unsigned int skip,
 EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_mock_fail_set);
 
 /**
+ * nvme_hmb_mock_fail_gets() - fail coming Get Features commands
+ * @mock: the mock
+ * @skip: Get Features commands to let through first
+ * @nr: how many to fail then, in a row (UINT_MAX: until cancelled, as a
+ *	backend answers -EAGAIN while the controller is being reset)
+ * @status: NVMe status (> 0) or negative errno; 0 cancels
+ */
+void nvme_hmb_mock_fail_gets(struct nvme_hmb_mock *mock, unsigned int skip,
+			     unsigned int nr, int status)
+{
+	mutex_lock(&mock->lock);
+	mock->fail_get_skip = skip;
+	mock->fail_get_nr = nr;
+	mock->fail_get_status = nr ? status : 0;
+	mutex_unlock(&mock->lock);
+}
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_mock_fail_gets);
+
+/**
  * nvme_hmb_mock_fail_get_skip() - fail one coming Get Features
  * @mock: the mock
  * @skip: Get Features commands to let through first (a guard's read
@@ -826,10 +847,7 @@ EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_mock_fail_set);
 void nvme_hmb_mock_fail_get_skip(struct nvme_hmb_mock *mock,
 				 unsigned int skip, int status)
 {
-	mutex_lock(&mock->lock);
-	mock->fail_get_skip = skip;
-	mock->fail_get_status = status;
-	mutex_unlock(&mock->lock);
+	nvme_hmb_mock_fail_gets(mock, skip, 1, status);
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_mock_fail_get_skip);
 

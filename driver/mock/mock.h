@@ -50,6 +50,8 @@ void nvme_hmb_mock_fail_set_executed(struct nvme_hmb_mock *mock,
 void nvme_hmb_mock_fail_get(struct nvme_hmb_mock *mock, int status);
 void nvme_hmb_mock_fail_get_skip(struct nvme_hmb_mock *mock,
 				 unsigned int skip, int status);
+void nvme_hmb_mock_fail_gets(struct nvme_hmb_mock *mock, unsigned int skip,
+			     unsigned int nr, int status);
 void nvme_hmb_mock_reset(struct nvme_hmb_mock *mock);
 void nvme_hmb_mock_silent_reset(struct nvme_hmb_mock *mock);
 void nvme_hmb_mock_misbehave(struct nvme_hmb_mock *mock, unsigned int late_ms,
