@@ -458,6 +458,12 @@ static int nvme_hmb_disable(struct nvme_hmb_ctrl *ctrl)
 	}
 	if (ret) { /* fate: disable-failed, both */
 		ctrl->state = NVME_HMB_FAILED;
+		/*
+		 * What the controller did meanwhile cannot be known (a reset
+		 * may even go by unreported): given back fresh, unless Get
+		 * Features shows it still holds the set (a late report).
+		 */
+		ctrl->buf.returnable = false;
 		ctrl->reason = NVME_HMB_R_DISABLE_FAILED;
 		ctrl->last_status = ret;
 		ctrl->shown = 0;	/* the enable after a reset is news */
@@ -1218,6 +1224,7 @@ void nvme_hmb_report_reset(struct nvme_hmb_ctrl *ctrl)
 		 */
 		if (ctrl->state == NVME_HMB_FAILED) { /* fate: reset-late-same, both */
 			ctrl->state = NVME_HMB_ENABLED;
+			ctrl->buf.returnable = true;
 			nvme_hmb_update_reclaimable(ctrl);
 			nvme_hmb_refresh_reason(ctrl);
 			nvme_hmb_report(ctrl, "re-enabled");

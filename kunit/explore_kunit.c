@@ -110,6 +110,7 @@ MODULE_PARM_DESC(explore_trace,
 static const u32 explore_default_seeds[] = {
 	30128,	/* 290 entries in a list of 256 (a grow's list put back) */
 	30281,	/* MR=1 of a set the controller never held (shared) */
+	30039,	/* MR=1 after a failed disable and an unreported reset */
 	30017,	/* the list at the controller named another set (grow) */
 	30063, 30068, 30158, 30329, 30023,	/* the same */
 };
