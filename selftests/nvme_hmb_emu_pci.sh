@@ -48,7 +48,7 @@ if ! emu_present; then
 	exit $KSFT_SKIP
 fi
 NR_S3=5
-echo "1..$((139 + 40 + 3 * NR_S3))"
+echo "1..$((140 + 40 + 3 * NR_S3))"
 
 QUIET=10
 BDF=$(basename "$(readlink -f /sys/class/nvme/$CTRL/device)")
@@ -631,8 +631,10 @@ timeline "after unbind/bind"
 
 # --- 9. resets that nvme-pci waits in, or gives up ----------------------
 # The drive answers Identify Controller late, or fails it (qemu/patches
-# 0009); nvme-pci's reset sends it first.  A detach while the reset waits
-# lets the reset end first, then disables and frees.  A failed reset
+# 0009); nvme-pci's reset sends it first.  An unbind while the reset
+# waits sends the controller nothing more, and the detach frees once
+# nvme-pci's remove turned the controller and its bus mastering off
+# (Documentation/nvme-hmb-pci.rst, "Removal").  A failed reset
 # leaves a controller nvme-pci gives up (6.1 removes it with bus
 # mastering off; later kernels mark it dead and keep it bound until an
 # unbind): the detach sends it nothing and frees, rather than leak.
@@ -707,8 +709,10 @@ detached_clean() {
 	dmesg_has "$CTRL: HMB: nvme_hmb_pci detached" &&
 		dmesg_none "leaking|HMB disable.* failed"
 }
-check "the detach let the reset end, then disabled: nothing leaked" \
+check "closed at the unbind, detached after nvme-pci's remove: nothing leaked" \
 	detached_clean
+check "dmesg: nothing sent to it from the unbind on" \
+	dmesg_has "$CTRL: HMB: controller not live at its unbind"
 check "bind $BDF to nvme" rebind
 check "attached and enabled again" wait_for 30 state_is enabled
 check "sysfs agrees with Get Features after the delayed reset" agree_pci

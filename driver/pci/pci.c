@@ -33,9 +33,12 @@
  * Resets: a kprobe on nvme_start_ctrl() (the end of every successful
  * start or reset) schedules a work item that reports the reset to the
  * engine, or attaches a controller seen for the first time (hot-plug,
- * rebind).  Removal: a PCI bus notifier detaches a controller at
- * BUS_NOTIFY_UNBIND_DRIVER, before nvme-pci's remove, while the admin
- * queue still works.
+ * rebind).  Removal: a PCI bus notifier detaches a live, present
+ * controller at BUS_NOTIFY_UNBIND_DRIVER, before nvme-pci's remove, while
+ * the admin queue still works; any other (pulled, resetting) is sent
+ * nothing more from then on and detached at BUS_NOTIFY_UNBOUND_DRIVER,
+ * after nvme-pci's remove disabled it and cancelled what was in flight
+ * (hmb_pci_unbind()).
  *
  * Locking, outermost first: the PCI device lock (held by the driver core
  * around the notifier; taken by the work and at exit) serialises
@@ -149,6 +152,14 @@ struct hmb_pci_ctrl {
 	u64 pci_had;			/* bytes nvme-pci freed for us, or 0 */
 	const char *kept_why;		/* why nvme-pci kept its HMB, or NULL */
 	int kept_err;
+	/*
+	 * Set when the controller is unbound while it cannot take our
+	 * disable (gone, or not live): from then on nothing is sent, and the
+	 * detach waits for nvme-pci's remove (hmb_pci_unbind()).  Under
+	 * @cmd_lock, with the admin queue reference each command takes.
+	 */
+	spinlock_t cmd_lock;
+	bool unbinding;
 };
 
 #define HMB_PCI_EV_RESET	0	/* a reset (or start) to report */
@@ -429,21 +440,45 @@ static int hmb_pci_identify(struct nvme_hmb_port *port, struct nvme_hmb_id *id)
 	return 0;
 }
 
+/*
+ * A reference on the admin queue for one command, unless the controller
+ * is being unbound (hmb_pci_unbind()): nvme-pci's remove, which runs
+ * after that, destroys the queue.  A command that holds a reference finds
+ * the queue dying and fails; none is sent after the unbind began.
+ * Return: the queue, or NULL.
+ */
+static struct request_queue *hmb_pci_get_queue(struct hmb_pci_ctrl *pc)
+{
+	struct request_queue *q = NULL;
+
+	spin_lock(&pc->cmd_lock);
+	if (!pc->unbinding && pc->nctrl->admin_q &&
+	    blk_get_queue(pc->nctrl->admin_q))
+		q = pc->nctrl->admin_q;
+	spin_unlock(&pc->cmd_lock);
+	return q;
+}
+
 static int hmb_pci_get_features(struct nvme_hmb_port *port, void *data,
 				u32 *cdw0)
 {
 	struct hmb_pci_ctrl *pc = to_hmb_pci(port);
 	unsigned long starts = READ_ONCE(pc->starts);
+	struct request_queue *q;
 	int ret;
 
 	ret = hmb_pci_ready(pc);
 	if (ret) /* fate: pci-get-not-ready, both */
 		return ret;
+	q = hmb_pci_get_queue(pc);
+	if (!q)
+		return -ENODEV;
 	*cdw0 = 0;
 	memset(data, 0, NVME_HMB_ATTR_LEN);
 	/* Select 0 (current); the attributes come in the data buffer. */
 	ret = nvme_get_features(pc->nctrl, NVME_FEAT_HOST_MEM_BUF, 0, data,
 				NVME_HMB_ATTR_LEN, cdw0);
+	blk_put_queue(q);
 	hmb_pci_note_cancel(pc, ret, starts);
 	return ret;
 }
@@ -504,6 +539,31 @@ static bool hmb_pci_may_dma(struct pci_dev *pdev, enum nvme_ctrl_state state)
 #define HMB_PCI_RESET_WAIT	(60 * HZ)
 
 /*
+ * Wait for nvme-pci's reset work to be idle, until @deadline or until the
+ * function is pulled (channel offline, or gone).  Not flush_work(): our
+ * callers may hold the device lock, and on 6.1 a reset of a pulled
+ * controller waits on commands whose timeout re-arms until nvme-pci's
+ * remove, which pciehp runs under that lock.  Return: true if the work
+ * was busy and has ended since.
+ */
+static bool hmb_pci_wait_reset_work(struct hmb_pci_ctrl *pc,
+				    unsigned long deadline)
+{
+	struct work_struct *work = &pc->nctrl->reset_work;
+	bool busy = false;
+
+	while (work_busy(work)) {
+		busy = true;
+		if (time_after(jiffies, deadline) ||
+		    pci_channel_offline(pc->pdev) ||
+		    !pci_device_is_present(pc->pdev))
+			return false;
+		msleep(20);
+	}
+	return busy;
+}
+
+/*
  * A disable of ours came back cancelled (-EINTR): nvme-core cancels an
  * admin command only in nvme_dev_disable(), after it disabled the
  * controller (CC.EN=0) or, with one that did not answer, turned the PCI
@@ -520,10 +580,11 @@ static bool hmb_pci_may_dma(struct pci_dev *pdev, enum nvme_ctrl_state state)
  * a LIVE controller counts only once a reset is known to have run since
  * @starts, read once the command was cleared to go (hmb_pci_ready()), so
  * that the start of a reset that had ended before never counts: a start
- * the kprobe saw, or a reset work this wait flushed.  A controller being deleted or dead
- * is never enabled again, but it is set so before nvme_dev_disable()
- * runs (6.1's removal of a dead controller, 6.12's failed reset): it
- * counts once its bus mastering is off or the device is gone.
+ * the kprobe saw, or a reset work this wait saw end.  A controller being
+ * deleted or dead is never enabled again, but it is set so before
+ * nvme_dev_disable() runs (6.1's removal of a dead controller, 6.12's
+ * failed reset): it counts once its bus mastering is off or the device
+ * is gone.
  * Return: 0 once the reset ended, or -EINTR if it does not within
  * HMB_PCI_RESET_WAIT (the memory stays with the engine).
  */
@@ -536,7 +597,7 @@ static int hmb_pci_reset_disabled(struct hmb_pci_ctrl *pc,
 	bool reset = false;
 
 	for (;;) {
-		if (flush_work(&nctrl->reset_work))
+		if (hmb_pci_wait_reset_work(pc, deadline))
 			reset = true;
 		if (READ_ONCE(pc->starts) != starts)
 			reset = true;
@@ -564,6 +625,7 @@ static int hmb_pci_set_features(struct nvme_hmb_port *port,
 	struct hmb_pci_ctrl *pc = to_hmb_pci(port);
 	bool enable = cmd->cdw11 & NVME_HOST_MEM_ENABLE;
 	struct nvme_command c = { };
+	struct request_queue *q;
 	unsigned long starts;
 	int ret;
 
@@ -571,6 +633,9 @@ static int hmb_pci_set_features(struct nvme_hmb_port *port,
 	if (ret) /* fate: pci-set-not-ready, both */
 		return ret;
 	starts = READ_ONCE(pc->starts);
+	q = hmb_pci_get_queue(pc);
+	if (!q)
+		return -ENODEV;
 
 	c.features.opcode = nvme_admin_set_features;
 	c.features.fid = cpu_to_le32(cmd->cdw10);
@@ -579,7 +644,8 @@ static int hmb_pci_set_features(struct nvme_hmb_port *port,
 	c.features.dword13 = cpu_to_le32(cmd->cdw13);
 	c.features.dword14 = cpu_to_le32(cmd->cdw14);
 	c.features.dword15 = cpu_to_le32(cmd->cdw15);
-	ret = nvme_submit_sync_cmd(pc->nctrl->admin_q, &c, NULL, 0);
+	ret = nvme_submit_sync_cmd(q, &c, NULL, 0);
+	blk_put_queue(q);
 	hmb_pci_note_cancel(pc, ret, starts);
 	dev_dbg(port->dev, "HMB: Set Features 0Dh EHM %d MR %d HSIZE %u pages HMDLEC %u: %d\n",
 		enable, !!(cmd->cdw11 & NVME_HOST_MEM_RETURN), cmd->cdw12,
@@ -981,6 +1047,13 @@ static bool hmb_pci_take_over(struct hmb_pci_ctrl *pc)
 	WRITE_ONCE(pc->nctrl->hmpre, 0);
 	spin_unlock_irqrestore(&hmb_pci_evt_lock, flags);
 
+	/*
+	 * A reset already past its HMPRE test sets nvme-pci's buffer up
+	 * again, returning the old one with MR=1: hmb_store("0") must not
+	 * free it under that.  Let such a reset end; one that starts now
+	 * sees HMPRE 0 and sets nothing up.
+	 */
+	hmb_pci_wait_reset_work(pc, jiffies + HMB_PCI_RESET_WAIT);
 	if (!READ_ONCE(ndev->host_mem_descs))
 		return true;
 	size = READ_ONCE(ndev->host_mem_size);
@@ -1024,13 +1097,13 @@ static void hmb_pci_give_back(struct hmb_pci_ctrl *pc, bool quiet)
 	 * end, then reset again.
 	 */
 	while ((ret = nvme_reset_ctrl(pc->nctrl)) == -EBUSY && tries--)
-		flush_work(&pc->nctrl->reset_work);
+		hmb_pci_wait_reset_work(pc, jiffies + HMB_PCI_RESET_WAIT);
 	if (ret) {
 		dev_warn(dev, "HMB: cannot reset the controller: %pe; nvme-pci sets its HMB up at its next reset or resume\n",
 			 ERR_PTR(ret));
 		return;
 	}
-	flush_work(&pc->nctrl->reset_work);
+	hmb_pci_wait_reset_work(pc, jiffies + HMB_PCI_RESET_WAIT);
 }
 
 /*
@@ -1060,6 +1133,7 @@ static void hmb_pci_add(struct pci_dev *pdev, struct nvme_ctrl *nctrl)
 		return;
 	}
 	INIT_LIST_HEAD(&pc->node);
+	spin_lock_init(&pc->cmd_lock);
 	pc->pdev = pci_dev_get(pdev);
 	pc->nctrl = nctrl;		/* takes over the class device reference */
 	pc->ndev = ndev;
@@ -1106,11 +1180,12 @@ static void hmb_pci_add(struct pci_dev *pdev, struct nvme_ctrl *nctrl)
 }
 
 /*
- * Detach.  Device lock held, before nvme-pci's remove: the admin queue
- * still works if the controller does.
+ * Detach.  Device lock held; before nvme-pci's remove (the admin queue
+ * still works if the controller does), or after it (hmb_pci_unbind()).
  */
 static void hmb_pci_release(struct hmb_pci_ctrl *pc, bool give_back)
 {
+	unsigned long until = jiffies + HMB_PCI_RESET_WAIT;
 	struct nvme_ctrl *nctrl = pc->nctrl;
 	enum nvme_ctrl_state state;
 	int tries = 3;
@@ -1123,7 +1198,7 @@ static void hmb_pci_release(struct hmb_pci_ctrl *pc, bool give_back)
 	while (tries-- && (state == NVME_CTRL_NEW ||
 			   state == NVME_CTRL_RESETTING ||
 			   state == NVME_CTRL_CONNECTING)) {
-		flush_work(&nctrl->reset_work); /* fate: pci-detach-flush */
+		hmb_pci_wait_reset_work(pc, until); /* fate: pci-detach-flush */
 		state = nvme_ctrl_state(nctrl);
 	}
 	/*
@@ -1150,6 +1225,38 @@ static void hmb_pci_release(struct hmb_pci_ctrl *pc, bool give_back)
 	dev_info(nctrl->device, "HMB: nvme_hmb_pci detached\n");
 	hmb_pci_give_back(pc, !give_back || state != NVME_CTRL_LIVE);
 	hmb_pci_free(pc);
+}
+
+/*
+ * nvme-pci is about to be unbound from the controller (removal, unbind).
+ * Device lock held.  A live controller that is present takes our disable
+ * now, while its admin queue runs.  Any other may not answer before
+ * nvme-pci's remove cancels what waits on it: on 6.1 the timeout of a
+ * command to a function whose channel is offline (pciehp marks a pulled
+ * device so before it removes it) re-arms until then, and a reset under
+ * way waits for such commands; waiting for either here, with the device
+ * lock held across pciehp's removal, would never end.  So nothing more is
+ * sent (hmb_pci_get_queue()), and the detach waits for
+ * BUS_NOTIFY_UNBOUND_DRIVER: nvme-pci's remove has disabled the
+ * controller and the PCI function by then, and cancelled a command of
+ * ours still in flight.
+ */
+static void hmb_pci_unbind(struct hmb_pci_ctrl *pc)
+{
+	enum nvme_ctrl_state state = nvme_ctrl_state(pc->nctrl);
+	struct pci_dev *pdev = pc->pdev;
+	bool present;
+
+	present = !pci_channel_offline(pdev) && pci_device_is_present(pdev);
+	if (present && state == NVME_CTRL_LIVE) {
+		hmb_pci_release(pc, false);
+		return;
+	}
+	spin_lock(&pc->cmd_lock);
+	pc->unbinding = true;
+	spin_unlock(&pc->cmd_lock);
+	dev_info(pc->port.dev, "HMB: controller %s at its unbind (state %d): sending it nothing more; detaching once nvme-pci has let go of it\n",
+		 present ? "not live" : "gone", state);
 }
 
 /*
@@ -1483,7 +1590,16 @@ static int hmb_pci_bus_notify(struct notifier_block *nb, unsigned long action,
 		/* Device lock held by the driver core; nvme-pci still bound. */
 		pc = hmb_pci_lookup(pdev);
 		if (pc)
-			hmb_pci_release(pc, false); /* fate: pci-unbind-detach */
+			hmb_pci_unbind(pc); /* fate: pci-unbind-detach */
+		break;
+	case BUS_NOTIFY_UNBOUND_DRIVER:
+		/*
+		 * Device lock held; nvme-pci's remove has run.  Only a
+		 * controller hmb_pci_unbind() left is still here.
+		 */
+		pc = hmb_pci_lookup(pdev);
+		if (pc)
+			hmb_pci_release(pc, false);
 		break;
 	case BUS_NOTIFY_BOUND_DRIVER:
 		/* Not live yet: the kprobe (or the poll) attaches it later. */
