@@ -1154,9 +1154,9 @@ static void nvme_hmb_finish_resize(struct nvme_hmb_ctrl *ctrl)
 		ctrl->resize_pending = true;
 }
 
-/**
- * nvme_hmb_report_reset() - the controller was reset and is ready again
- * @ctrl: the controller
+/*
+ * The controller was reset and is ready again (nvme_hmb_report_reset(),
+ * nvme_hmb_report_reset_other() with @other).
  *
  * A Controller Level Reset disables the HMB.  But a report can come late
  * (the engine may have given its buffer back since), and on a shared
@@ -1169,7 +1169,7 @@ static void nvme_hmb_finish_resize(struct nvme_hmb_ctrl *ctrl)
  * back.  An unknown answer, or none, gets a disable first: without a
  * confirmed disable the memory stays with the controller.
  */
-void nvme_hmb_report_reset(struct nvme_hmb_ctrl *ctrl)
+static void nvme_hmb_reset_reported(struct nvme_hmb_ctrl *ctrl, bool other)
 {
 	enum nvme_hmb_holder holder = NVME_HMB_HOLDS_UNKNOWN;
 	bool held;
@@ -1178,6 +1178,12 @@ void nvme_hmb_report_reset(struct nvme_hmb_ctrl *ctrl)
 	mutex_lock(&ctrl->lock);
 	if (ctrl->gone)
 		goto out;
+	/*
+	 * The controller held the other driver's buffer after ours: ours is
+	 * not what it last held, and is never returned with MR=1.
+	 */
+	if (other)
+		ctrl->buf.returnable = false;
 	ctrl->stats.resets++;
 	dev_dbg(ctrl->port->dev, "HMB: controller reset reported\n");
 	/* A controller that asks for no HMB has none of anyone's. */
@@ -1263,7 +1269,30 @@ enable:
 out:
 	mutex_unlock(&ctrl->lock);
 }
+
+/**
+ * nvme_hmb_report_reset() - the controller was reset and is ready again
+ * @ctrl: the controller
+ */
+void nvme_hmb_report_reset(struct nvme_hmb_ctrl *ctrl)
+{
+	nvme_hmb_reset_reported(ctrl, false);
+}
 EXPORT_SYMBOL_NS_GPL(nvme_hmb_report_reset, NVME_HMB_NS);
+
+/**
+ * nvme_hmb_report_reset_other() - a reset in which another driver
+ * enabled its own buffer, which it has disabled since
+ * @ctrl: the controller
+ *
+ * As nvme_hmb_report_reset(), but the engine's set is not the last the
+ * controller held: it is enabled fresh (MR=0), never returned.
+ */
+void nvme_hmb_report_reset_other(struct nvme_hmb_ctrl *ctrl)
+{
+	nvme_hmb_reset_reported(ctrl, true);
+}
+EXPORT_SYMBOL_NS_GPL(nvme_hmb_report_reset_other, NVME_HMB_NS);
 
 /**
  * nvme_hmb_report_gone() - the controller can no longer be reached

@@ -126,6 +126,7 @@ struct nvme_hmb_ctrl *nvme_hmb_attach(struct nvme_hmb_port *port);
 void nvme_hmb_detach(struct nvme_hmb_ctrl *ctrl);
 int nvme_hmb_start(struct nvme_hmb_ctrl *ctrl);
 void nvme_hmb_report_reset(struct nvme_hmb_ctrl *ctrl);
+void nvme_hmb_report_reset_other(struct nvme_hmb_ctrl *ctrl);
 void nvme_hmb_report_gone(struct nvme_hmb_ctrl *ctrl);
 
 #endif /* _NVME_HMB_H */

@@ -1290,8 +1290,11 @@ static void hmb_pci_reset(struct hmb_pci_ctrl *pc)
 	 * nothing was taken): take it over again before the engine reads
 	 * what the controller holds.
 	 */
-	if (READ_ONCE(pc->taken) && READ_ONCE(pc->ndev->host_mem_descs))
+	if (READ_ONCE(pc->taken) && READ_ONCE(pc->ndev->host_mem_descs)) {
 		hmb_pci_take_over(pc); /* fate: pci-reset-retake */
+		nvme_hmb_report_reset_other(pc->hmb);
+		return;
+	}
 	nvme_hmb_report_reset(pc->hmb);
 }
 
