@@ -48,7 +48,7 @@ if ! emu_present; then
 	exit $KSFT_SKIP
 fi
 NR_S3=5
-echo "1..$((140 + 40 + 3 * NR_S3))"
+echo "1..$((145 + 40 + 3 * NR_S3))"
 
 QUIET=10
 BDF=$(basename "$(readlink -f /sys/class/nvme/$CTRL/device)")
@@ -716,6 +716,19 @@ check "dmesg: nothing sent to it from the unbind on" \
 check "bind $BDF to nvme" rebind
 check "attached and enabled again" wait_for 30 state_is enabled
 check "sysfs agrees with Get Features after the delayed reset" agree_pci
+
+# rmmod while a reset waits: the controller stays bound, so the detach
+# lets the reset end (at most 60 s), then disables and frees.
+dmesg_mark
+check "nvme reset, Identify answered 8 s late: the reset waits (connecting)" \
+	late_reset 8000
+check "rmmod nvme_hmb_pci while it waits" rmmod nvme_hmb_pci
+wait $rpid
+check "the detach let the reset end, then disabled: nothing leaked" \
+	detached_clean
+check "modprobe nvme_hmb_pci" modprobe nvme_hmb_pci
+check "attached and enabled again after the reload" \
+	wait_for 30 state_is enabled
 check "I/O after the delayed reset" io_ok 32
 
 dmesg_mark

@@ -1,0 +1,223 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# nvme-hmb-vm: emu-hotplug
+# nvme-hmb-kernel: stock stock-6.12
+#
+# Removal of a drive whose HMB nvme_hmb_pci runs, on the real path: QEMU
+# removes the emulated DRAM-less drive from its PCIe root port (vm-run
+# --machine q35-hotplug, asked for on the results port), and pciehp in
+# the guest unbinds nvme-pci under the device lock, as on a laptop whose
+# drive goes away.  Three drives, one removal each:
+#
+#  1. the drive has gone silent (it answers no admin command until a
+#     controller reset, C4h action 1 mode 3) and a disable of ours is in
+#     flight when the removal starts: nvme-pci's admin timeout resets
+#     the controller, the disable comes back, the detach completes;
+#  2. the controller is not live at the removal (a reset waits for a
+#     late Identify, C4h action 4 mode 1): nothing more is sent to it,
+#     and nvme_hmb_pci detaches after nvme-pci's remove let it go;
+#  3. the drive is pulled (a surprise removal): silent, a disable of ours
+#     in flight, and its slot's power is cut behind pciehp's back (the
+#     root port's Slot Control written directly: QEMU then removes the
+#     device at once, config reads give all ones, pciehp sees the
+#     presence change and marks the function disconnected before it
+#     unbinds).  On 6.1 nvme-pci's timeout re-arms for a disconnected
+#     function until nvme-pci's remove cancels the command: nothing of
+#     ours may wait for it before.
+#
+# Each removal must complete within a bound (the VM's admin timeout is
+# 10 s), leave no task waiting, and detach; the drive checks its map at
+# the controller's shutdown and prints its counters when QEMU removes it
+# ("hmb-emu:" lines, judged by scripts/check-run): memory freed while the
+# drive could still use it shows there.  The modules unload at the end.
+#
+# The VM only (it removes its drives).  Exit: 0 all passed, 1 a test
+# failed, 4 skipped (not root, not the test VM, or no emulated drives).
+
+. "$(dirname "$0")/ksft_lib"
+. "$(dirname "$0")/nvme_lib"
+
+ksft_header nvme_hmb_pci
+if ! in_test_vm; then
+	echo "1..0 # SKIP removes its drives: the test VM only"
+	exit $KSFT_SKIP
+fi
+echo "1..29"
+
+# How long a removal may take: pciehp's 5 s attention button, two admin
+# timeouts of 10 s (the command, then nvme-pci's Delete I/O Queue
+# commands in its disable) and the reset after them, under TCG.
+UNPLUG_MAX=180
+
+# ctrl_of SERIAL: the controller whose serial is SERIAL (vm-run gives
+# drive N the serial deadbeef + N)
+ctrl_of() {
+	for _c in /sys/class/nvme/nvme*; do
+		[ "$(cat "$_c/serial" 2>/dev/null | tr -d ' ')" = "$1" ] &&
+			{ basename "$_c"; return 0; }
+	done
+	return 1
+}
+
+# unplug ID BDF: ask vm-run to remove QEMU device ID; wait until PCI
+# function BDF is gone.  Prints the seconds it took.
+unplug() {
+	printf '# nvme-hmb-unplug: %s\n' "$1" >"$NVME_HMB_RESULTS"
+	_t0=$(cut -d. -f1 /proc/uptime)
+	wait_for $UNPLUG_MAX sh -c "! test -e /sys/bus/pci/devices/$2" ||
+		return 1
+	echo "# $1 ($2) removed in $(($(cut -d. -f1 /proc/uptime) - _t0)) s"
+}
+
+# hmb_ready NAME: nvme-hmb enabled a buffer on NAME
+hmb_ready() {
+	[ "$(val "$SYS/$1/state")" = enabled ] &&
+		[ "$(val "$SYS/$1/size_kib")" -gt 0 ]
+}
+
+# no_hang: no task was reported blocked, nothing warned or oopsed
+no_hang() {
+	dmesg_none 'blocked for more than|WARNING:|BUG:|Oops|hung_task'
+}
+
+# detached NAME: nvme_hmb_pci said it let NAME go, and nvme-hmb's sysfs
+# directory of NAME is gone
+detached() {
+	dmesg_has "$1: HMB: nvme_hmb_pci detached" &&
+		! test -e "$SYS/$1"
+}
+
+# three_drives: every serial found, each the emulated drive
+three_drives() {
+	for CTRL in "$c0" "$c1" "$c2"; do
+		[ -n "$CTRL" ] || return 1
+		emu_present || { echo "# $CTRL is not the emulated drive"; return 1; }
+	done
+}
+
+# cfg_byte FILE OFFSET: one byte of a PCI config space file, in decimal
+cfg_byte() {
+	od -An -tu1 -j "$2" -N 1 "$1" | tr -d ' '
+}
+
+# slot_power_off BDF: cut the power of the slot of function BDF behind
+# pciehp's back: its root port's Slot Control (PCIe capability + 18h)
+# gets Power Controller Control off (bit 10) and the power indicator off
+# (bits 9:8 = 11b), as the slot of a pulled drive ends up
+slot_power_off() {
+	_cfg=$(readlink -f "/sys/bus/pci/devices/$1/..")/config
+	_p=$(cfg_byte "$_cfg" 52)
+	while [ -n "$_p" ] && [ "$_p" != 0 ]; do
+		[ "$(cfg_byte "$_cfg" "$_p")" = 16 ] && break
+		_p=$(cfg_byte "$_cfg" $((_p + 1)))
+	done
+	[ -n "$_p" ] && [ "$_p" != 0 ] ||
+		{ echo "# no PCIe capability in $_cfg"; return 1; }
+	_o=$((_p + 24))
+	_v=$(( $(cfg_byte "$_cfg" "$_o") + 256 * $(cfg_byte "$_cfg" $((_o + 1))) ))
+	_v=$((_v | 0x700))
+	echo "# $_cfg: Slot Control at $_o: writing $(printf %04x $_v)"
+	# shellcheck disable=SC2059 # the format is the octal escapes
+	# One write of the word: QEMU acts on a Slot Control write as a
+	# whole, as the port's command.
+	printf "$(printf '\\%03o\\%03o' $((_v & 255)) $((_v >> 8)))" |
+		dd of="$_cfg" bs=2 count=1 seek=$((_o / 2)) conv=notrunc \
+			2>/dev/null
+}
+
+# pull ID BDF: the drive QEMU calls ID is pulled; wait until BDF is gone
+pull() {
+	_t0=$(cut -d. -f1 /proc/uptime)
+	slot_power_off "$2" || return 1
+	wait_for $UNPLUG_MAX sh -c "! test -e /sys/bus/pci/devices/$2" ||
+		return 1
+	echo "# $1 ($2) pulled; removed in $(($(cut -d. -f1 /proc/uptime) - _t0)) s"
+}
+
+# io_on NAME: io_ok on NAME's namespace
+io_on() {
+	CTRL=$1
+	NS=/dev/${1}n1
+	io_ok 0
+}
+
+modprobe -r nvme_hmb_pci nvme_hmb 2>/dev/null
+c0=$(ctrl_of deadbeef)
+c1=$(ctrl_of deadbef0)
+c2=$(ctrl_of deadbef1)
+check "three emulated drives (serials deadbeef, deadbef0, deadbef1): ${c0:-?} ${c1:-?} ${c2:-?}" \
+	three_drives
+b0=$(basename "$(readlink -f "/sys/class/nvme/$c0/device")")
+b1=$(basename "$(readlink -f "/sys/class/nvme/$c1/device")")
+b2=$(basename "$(readlink -f "/sys/class/nvme/$c2/device")")
+
+dmesg_mark
+check "modprobe nvme_hmb_pci" modprobe nvme_hmb_pci
+check "$c0: HMB enabled by nvme-hmb" wait_for 30 hmb_ready "$c0"
+check "$c1: HMB enabled by nvme-hmb" wait_for 30 hmb_ready "$c1"
+check "$c2: HMB enabled by nvme-hmb" wait_for 30 hmb_ready "$c2"
+# The drive's map writes and scrubs need I/O (scripts/check-run).
+check "$c0: I/O" io_on "$c0"
+check "$c1: I/O" io_on "$c1"
+check "$c2: I/O" io_on "$c2"
+
+# 1. Silent drive, a disable of ours in flight.  Its admin timeout, and
+# that of the late Identify of 2., are meant (scripts/check-run).
+CTRL=$c0
+echo "nvme-hmb-selftest: admin timeouts expected" > /dev/kmsg
+dmesg_mark
+check "$c0: drive silenced (C4h: the next Set Features 0Dh and every admin command after it are lost)" \
+	fault_cmd 1 1 0 3
+# A shrink: its disable is the command lost.
+(echo 16 > "$SYS/$c0/limit_mib") 2>/dev/null &
+writer=$!
+sleep 2
+check "$c0: the shrink's disable is in flight (its limit_mib write has not returned)" \
+	kill -0 "$writer"
+check "$c0: removed with the disable in flight, within ${UNPLUG_MAX} s" \
+	unplug nvme0 "$b0"
+check "$c0: the limit_mib write returned" wait_for 30 sh -c "! kill -0 $writer"
+wait "$writer" 2>/dev/null
+check "$c0: detached, its nvme-hmb directory gone" detached "$c0"
+check "$c0: the removal said what it waited for (the admin timeout's reset)" \
+	dmesg_has "$c0: I/O .*QID 0 timeout"
+check "$c0: no task blocked, no warning" no_hang
+
+# 2. Not live at the removal: a reset waits for a late Identify.
+CTRL=$c1
+dmesg_mark
+check "$c1: Identify Controller delayed 20 s (C4h action 4 mode 1)" \
+	fault_cmd 4 1 0 1 20000
+(nvme reset "/dev/$c1") 2>/dev/null &
+resetter=$!
+check "$c1: reset under way" wait_for 10 sh -c \
+	"grep -qx -e resetting -e connecting /sys/class/nvme/$c1/state"
+check "$c1: removed during its reset, within ${UNPLUG_MAX} s" \
+	unplug nvme1 "$b1"
+wait "$resetter" 2>/dev/null
+echo "nvme-hmb-selftest: admin timeouts end" > /dev/kmsg
+check "$c1: nothing sent at the unbind; detached after nvme-pci's remove" \
+	dmesg_has "$c1: HMB: controller not live at its unbind"
+check "$c1: detached, its nvme-hmb directory gone" detached "$c1"
+check "$c1: no task blocked, no warning" no_hang
+
+# 3. Pulled: silent, a disable of ours in flight, the slot's power cut.
+CTRL=$c2
+dmesg_mark
+check "$c2: drive silenced" fault_cmd 1 1 0 3
+(echo 16 > "$SYS/$c2/limit_mib") 2>/dev/null &
+writer=$!
+sleep 2
+check "$c2: the shrink's disable is in flight" kill -0 "$writer"
+check "$c2: pulled with the disable in flight; removed within ${UNPLUG_MAX} s" \
+	pull nvme2 "$b2"
+check "$c2: the limit_mib write returned" wait_for 30 sh -c "! kill -0 $writer"
+wait "$writer" 2>/dev/null
+check "$c2: nothing sent at the unbind; detached after nvme-pci's remove" \
+	dmesg_has "$c2: HMB: controller gone at its unbind"
+check "$c2: detached, its nvme-hmb directory gone" detached "$c2"
+check "$c2: no task blocked, no warning" no_hang
+
+check "nvme_hmb_pci and nvme_hmb unload" sh -c \
+	"rmmod nvme_hmb_pci && rmmod nvme_hmb"
+ksft_end
