@@ -1165,7 +1165,8 @@ static void nvme_hmb_finish_resize(struct nvme_hmb_ctrl *ctrl)
  * what the engine last sent.  Holding ours, nothing changes and nothing
  * is rewritten.  Holding nothing, the buffer, untouched by the host, is
  * returned with MR=1 (so is a buffer whose enable the backend could not
- * send during the reset).  Holding the other driver's, the engine steps
+ * send during the reset), unless the controller held another driver's
+ * since (@other, or a set not returnable): then it is enabled fresh.  Holding the other driver's, the engine steps
  * back.  An unknown answer, or none, gets a disable first: without a
  * confirmed disable the memory stays with the controller.
  */
@@ -1282,11 +1283,12 @@ EXPORT_SYMBOL_NS_GPL(nvme_hmb_report_reset, NVME_HMB_NS);
 
 /**
  * nvme_hmb_report_reset_other() - a reset in which another driver
- * enabled its own buffer, which it has disabled since
+ * enabled its own buffer
  * @ctrl: the controller
  *
  * As nvme_hmb_report_reset(), but the engine's set is not the last the
- * controller held: it is enabled fresh (MR=0), never returned.
+ * controller held: it is never returned with MR=1.  If the other driver
+ * still holds its buffer, the engine steps back as at any reset.
  */
 void nvme_hmb_report_reset_other(struct nvme_hmb_ctrl *ctrl)
 {

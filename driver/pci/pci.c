@@ -47,7 +47,9 @@
  * slow controller does not stall the unbind of another; the engine's
  * per-controller mutex (held while the ops run); nvme-core's.  The ops
  * never take hmb_pci_lock.  hmb_pci_evt_lock, a spinlock, guards the
- * list's changes and what the kretprobe changes.
+ * list's changes and what the kretprobe changes; a controller's
+ * cmd_lock, innermost, its unbinding flag and the admin queue
+ * references the ops take.
  *
  * The kprobe handler runs where the breakpoint hit: an NMI-like context
  * on x86 (before the probe is optimised, or always with optimisation off)
@@ -104,6 +106,7 @@
 #define HMB_PCI_POLL_MS		1000
 #define HMB_PCI_POLL_TRIES	60
 #define HMB_PCI_HOLD_MAX_MS	60000
+#define HMB_PCI_WATCH_MS	200
 
 /* ---------------------------------------------------------------------
  * Data structures
@@ -160,6 +163,7 @@ struct hmb_pci_ctrl {
 	 */
 	spinlock_t cmd_lock;
 	bool unbinding;
+	struct delayed_work watch;	/* hmb_pci_watch_fn() */
 };
 
 #define HMB_PCI_EV_RESET	0	/* a reset (or start) to report */
@@ -371,6 +375,14 @@ static int hmb_pci_ready(struct hmb_pci_ctrl *pc)
 {
 	unsigned long at = READ_ONCE(pc->cancelled_at);
 
+	/*
+	 * A function whose channel is offline (pulled, or in error
+	 * recovery) answers nothing, and on 6.1 nvme-core's timeout re-arms
+	 * for it: a command would wait until nvme-pci's remove, which pciehp
+	 * runs under the device lock that some of our callers hold.
+	 */
+	if (pci_channel_offline(pc->pdev))
+		return -ENODEV;
 	if (at && READ_ONCE(pc->starts) + 1 == at) /* fate: pci-held-cancelled, both */
 		return -EAGAIN;
 	switch (nvme_ctrl_state(pc->nctrl)) {
@@ -441,10 +453,47 @@ static int hmb_pci_identify(struct nvme_hmb_port *port, struct nvme_hmb_id *id)
 }
 
 /*
+ * While a command is out (ours, or nvme-pci's switch at a take-over): a
+ * function pulled meanwhile never answers, and on 6.1 nvme-core's timeout
+ * re-arms for a function whose channel is offline until nvme-pci's
+ * remove, which pciehp runs under the device lock that the work, the
+ * take-over and rmmod hold while they wait for the command.  The watch
+ * looks at the function every HMB_PCI_WATCH_MS; once it is gone or its
+ * channel offline it cancels the controller's admin commands, as
+ * nvme-pci's remove and error handling would: nothing can answer them.
+ */
+static void hmb_pci_watch_fn(struct work_struct *work)
+{
+	struct hmb_pci_ctrl *pc = container_of(to_delayed_work(work),
+					       struct hmb_pci_ctrl, watch);
+
+	if (!pci_channel_offline(pc->pdev) &&
+	    pci_device_is_present(pc->pdev)) {
+		queue_delayed_work(system_long_wq, &pc->watch,
+				   msecs_to_jiffies(HMB_PCI_WATCH_MS));
+		return;
+	}
+	dev_warn(pc->port.dev, "HMB: controller gone with a command out; cancelling its admin commands\n");
+	nvme_cancel_admin_tagset(pc->nctrl);
+}
+
+static void hmb_pci_watch(struct hmb_pci_ctrl *pc)
+{
+	queue_delayed_work(system_long_wq, &pc->watch,
+			   msecs_to_jiffies(HMB_PCI_WATCH_MS));
+}
+
+static void hmb_pci_unwatch(struct hmb_pci_ctrl *pc)
+{
+	cancel_delayed_work_sync(&pc->watch);
+}
+
+/*
  * A reference on the admin queue for one command, unless the controller
  * is being unbound (hmb_pci_unbind()): nvme-pci's remove, which runs
- * after that, destroys the queue.  A command that holds a reference finds
- * the queue dying and fails; none is sent after the unbind began.
+ * after that, destroys the queue.  No command starts after the unbind
+ * began; one that took its reference just before may still be sent, or
+ * find the queue dying and fail, and nvme-pci's remove cancels it.
  * Return: the queue, or NULL.
  */
 static struct request_queue *hmb_pci_get_queue(struct hmb_pci_ctrl *pc)
@@ -476,8 +525,10 @@ static int hmb_pci_get_features(struct nvme_hmb_port *port, void *data,
 	*cdw0 = 0;
 	memset(data, 0, NVME_HMB_ATTR_LEN);
 	/* Select 0 (current); the attributes come in the data buffer. */
+	hmb_pci_watch(pc);
 	ret = nvme_get_features(pc->nctrl, NVME_FEAT_HOST_MEM_BUF, 0, data,
 				NVME_HMB_ATTR_LEN, cdw0);
+	hmb_pci_unwatch(pc);
 	blk_put_queue(q);
 	hmb_pci_note_cancel(pc, ret, starts);
 	return ret;
@@ -543,21 +594,23 @@ static bool hmb_pci_may_dma(struct pci_dev *pdev, enum nvme_ctrl_state state)
  * function is pulled (channel offline, or gone).  Not flush_work(): our
  * callers may hold the device lock, and on 6.1 a reset of a pulled
  * controller waits on commands whose timeout re-arms until nvme-pci's
- * remove, which pciehp runs under that lock.  Return: true if the work
- * was busy and has ended since.
+ * remove, which pciehp runs under that lock.  Return: 1 if the work was
+ * busy and has ended since, 0 if it was idle, -ETIMEDOUT or -ENODEV if
+ * the wait gave up with the work still busy.
  */
-static bool hmb_pci_wait_reset_work(struct hmb_pci_ctrl *pc,
-				    unsigned long deadline)
+static int hmb_pci_wait_reset_work(struct hmb_pci_ctrl *pc,
+				   unsigned long deadline)
 {
 	struct work_struct *work = &pc->nctrl->reset_work;
-	bool busy = false;
+	int busy = 0;
 
 	while (work_busy(work)) {
-		busy = true;
-		if (time_after(jiffies, deadline) ||
-		    pci_channel_offline(pc->pdev) ||
+		busy = 1;
+		if (pci_channel_offline(pc->pdev) ||
 		    !pci_device_is_present(pc->pdev))
-			return false;
+			return -ENODEV;
+		if (time_after(jiffies, deadline))
+			return -ETIMEDOUT;
 		msleep(20);
 	}
 	return busy;
@@ -597,7 +650,7 @@ static int hmb_pci_reset_disabled(struct hmb_pci_ctrl *pc,
 	bool reset = false;
 
 	for (;;) {
-		if (hmb_pci_wait_reset_work(pc, deadline))
+		if (hmb_pci_wait_reset_work(pc, deadline) > 0)
 			reset = true;
 		if (READ_ONCE(pc->starts) != starts)
 			reset = true;
@@ -644,7 +697,9 @@ static int hmb_pci_set_features(struct nvme_hmb_port *port,
 	c.features.dword13 = cpu_to_le32(cmd->cdw13);
 	c.features.dword14 = cpu_to_le32(cmd->cdw14);
 	c.features.dword15 = cpu_to_le32(cmd->cdw15);
+	hmb_pci_watch(pc);
 	ret = nvme_submit_sync_cmd(q, &c, NULL, 0);
+	hmb_pci_unwatch(pc);
 	blk_put_queue(q);
 	hmb_pci_note_cancel(pc, ret, starts);
 	dev_dbg(port->dev, "HMB: Set Features 0Dh EHM %d MR %d HSIZE %u pages HMDLEC %u: %d\n",
@@ -799,8 +854,9 @@ static int hmb_pci_check_ctrl(struct pci_dev *pdev, struct nvme_ctrl *nctrl)
 	ret = -EINVAL;
 
 	/*
-	 * reset_work is flushed at detach: its function must be nvme-pci's
-	 * (nvme_reset_work), in the text of the module bound to @pdev.
+	 * reset_work is waited for (hmb_pci_wait_reset_work()): its
+	 * function must be nvme-pci's (nvme_reset_work), in the text of the
+	 * module bound to @pdev.
 	 */
 	if (!nctrl->reset_work.func) {
 		hmb_pci_bad_layout(dev, "reset_work", "has no function");
@@ -1051,13 +1107,23 @@ static bool hmb_pci_take_over(struct hmb_pci_ctrl *pc)
 	 * A reset already past its HMPRE test sets nvme-pci's buffer up
 	 * again, returning the old one with MR=1: hmb_store("0") must not
 	 * free it under that.  Let such a reset end; one that starts now
-	 * sees HMPRE 0 and sets nothing up.
+	 * sees HMPRE 0 and sets nothing up.  One that does not end leaves
+	 * the buffer with nvme-pci.
 	 */
-	hmb_pci_wait_reset_work(pc, jiffies + HMB_PCI_RESET_WAIT);
+	ret = hmb_pci_wait_reset_work(pc, jiffies + HMB_PCI_RESET_WAIT);
+	if (ret < 0) {
+		hmb_pci_untake(pc);
+		hmb_pci_keep(pc, "a reset of nvme-pci's did not end", ret);
+		dev_warn(dev, "HMB: not taken over from nvme-pci: %s: %pe; nvme-pci keeps its HMB\n",
+			 pc->kept_why, ERR_PTR(ret));
+		return false;
+	}
 	if (!READ_ONCE(ndev->host_mem_descs))
 		return true;
 	size = READ_ONCE(ndev->host_mem_size);
+	hmb_pci_watch(pc);
 	ret = hmb_pci_flip(pc, da, false);
+	hmb_pci_unwatch(pc);
 	if (ret || READ_ONCE(ndev->host_mem_descs)) { /* fate: pci-take-kept */
 		hmb_pci_untake(pc);
 		hmb_pci_keep(pc, "nvme-pci could not let go of it",
@@ -1134,6 +1200,7 @@ static void hmb_pci_add(struct pci_dev *pdev, struct nvme_ctrl *nctrl)
 	}
 	INIT_LIST_HEAD(&pc->node);
 	spin_lock_init(&pc->cmd_lock);
+	INIT_DELAYED_WORK(&pc->watch, hmb_pci_watch_fn);
 	pc->pdev = pci_dev_get(pdev);
 	pc->nctrl = nctrl;		/* takes over the class device reference */
 	pc->ndev = ndev;
@@ -1618,8 +1685,14 @@ static int hmb_pci_bus_notify(struct notifier_block *nb, unsigned long action,
 	return NOTIFY_DONE;
 }
 
+/*
+ * Before DMA-API debug's own notifier (priority 0), which at
+ * BUS_NOTIFY_UNBOUND_DRIVER reports every allocation still held for the
+ * device: a controller detached then (hmb_pci_unbind()) frees first.
+ */
 static struct notifier_block hmb_pci_nb = {
 	.notifier_call = hmb_pci_bus_notify,
+	.priority = 1,
 };
 
 /* ---------------------------------------------------------------------
