@@ -7,7 +7,7 @@
 # removes the emulated DRAM-less drive from its PCIe root port (vm-run
 # --machine q35-hotplug, asked for on the results port), and pciehp in
 # the guest unbinds nvme-pci under the device lock, as on a laptop whose
-# drive goes away.  Three drives, one removal each:
+# drive goes away.  Five drives, one removal each:
 #
 #  1. the drive has gone silent (it answers no admin command until a
 #     controller reset, C4h action 1 mode 3) and a disable of ours is in
@@ -23,7 +23,15 @@
 #     presence change and marks the function disconnected before it
 #     unbinds).  On 6.1 nvme-pci's timeout re-arms for a disconnected
 #     function until nvme-pci's remove cancels the command: nothing of
-#     ours may wait for it before.
+#     ours may wait for it before;
+#  4. the drive is pulled while nvme_hmb_pci's work holds the device lock
+#     (a reset report held back, debugfs hold_reset_ms): pciehp waits for
+#     that lock, and the report that follows must send nothing to the
+#     pulled drive (on 6.1 a command would wait for ever);
+#  5. the drive is pulled while a command of that work is out: the reset
+#     report's Get Features, which the drive answers 60 s late (C4h
+#     action 2 mode 4); the command must come back once the drive is
+#     gone, well before the drive's answer would have.
 #
 # Each removal must complete within a bound (the VM's admin timeout is
 # 10 s), leave no task waiting, and detach; the drive checks its map at
@@ -42,7 +50,7 @@ if ! in_test_vm; then
 	echo "1..0 # SKIP removes its drives: the test VM only"
 	exit $KSFT_SKIP
 fi
-echo "1..29"
+echo "1..44"
 
 # How long a removal may take: pciehp's 5 s attention button, two admin
 # timeouts of 10 s (the command, then nvme-pci's Delete I/O Queue
@@ -87,9 +95,9 @@ detached() {
 		! test -e "$SYS/$1"
 }
 
-# three_drives: every serial found, each the emulated drive
-three_drives() {
-	for CTRL in "$c0" "$c1" "$c2"; do
+# five_drives: every serial found, each the emulated drive
+five_drives() {
+	for CTRL in "$c0" "$c1" "$c2" "$c3" "$c4"; do
 		[ -n "$CTRL" ] || return 1
 		emu_present || { echo "# $CTRL is not the emulated drive"; return 1; }
 	done
@@ -145,21 +153,29 @@ modprobe -r nvme_hmb_pci nvme_hmb 2>/dev/null
 c0=$(ctrl_of deadbeef)
 c1=$(ctrl_of deadbef0)
 c2=$(ctrl_of deadbef1)
-check "three emulated drives (serials deadbeef, deadbef0, deadbef1): ${c0:-?} ${c1:-?} ${c2:-?}" \
-	three_drives
+c3=$(ctrl_of deadbef2)
+c4=$(ctrl_of deadbef3)
+check "five emulated drives (serials deadbeef to deadbef3): ${c0:-?} ${c1:-?} ${c2:-?} ${c3:-?} ${c4:-?}" \
+	five_drives
 b0=$(basename "$(readlink -f "/sys/class/nvme/$c0/device")")
 b1=$(basename "$(readlink -f "/sys/class/nvme/$c1/device")")
 b2=$(basename "$(readlink -f "/sys/class/nvme/$c2/device")")
+b3=$(basename "$(readlink -f "/sys/class/nvme/$c3/device")")
+b4=$(basename "$(readlink -f "/sys/class/nvme/$c4/device")")
 
 dmesg_mark
 check "modprobe nvme_hmb_pci" modprobe nvme_hmb_pci
 check "$c0: HMB enabled by nvme-hmb" wait_for 30 hmb_ready "$c0"
 check "$c1: HMB enabled by nvme-hmb" wait_for 30 hmb_ready "$c1"
 check "$c2: HMB enabled by nvme-hmb" wait_for 30 hmb_ready "$c2"
+check "$c3: HMB enabled by nvme-hmb" wait_for 30 hmb_ready "$c3"
+check "$c4: HMB enabled by nvme-hmb" wait_for 30 hmb_ready "$c4"
 # The drive's map writes and scrubs need I/O (scripts/check-run).
 check "$c0: I/O" io_on "$c0"
 check "$c1: I/O" io_on "$c1"
 check "$c2: I/O" io_on "$c2"
+check "$c3: I/O" io_on "$c3"
+check "$c4: I/O" io_on "$c4"
 
 # 1. Silent drive, a disable of ours in flight.  Its admin timeout, and
 # that of the late Identify of 2., are meant (scripts/check-run).
@@ -217,6 +233,36 @@ check "$c2: nothing sent at the unbind; detached after nvme-pci's remove" \
 	dmesg_has "$c2: HMB: controller gone at its unbind"
 check "$c2: detached, its nvme-hmb directory gone" detached "$c2"
 check "$c2: no task blocked, no warning" no_hang
+
+# 4. Pulled while our work holds the device lock: a reset report held
+# back 15 s (debugfs), the drive pulled meanwhile.
+PDBG=/sys/kernel/debug/nvme_hmb_pci
+CTRL=$c3
+dmesg_mark
+check "$c3: a reset report held back 15 s under the device lock" \
+	sh -c "echo 15000 > $PDBG/hold_reset_ms && echo $c3 > $PDBG/report_reset && sleep 1"
+check "$c3: pulled meanwhile; removed within ${UNPLUG_MAX} s" \
+	pull nvme3 "$b3"
+echo 0 > $PDBG/hold_reset_ms
+check "$c3: nothing sent at the unbind; detached after nvme-pci's remove" \
+	dmesg_has "$c3: HMB: controller gone at its unbind"
+check "$c3: detached, its nvme-hmb directory gone" detached "$c3"
+check "$c3: no task blocked, no warning" no_hang
+
+# 5. Pulled while the work's Get Features is out (answered 60 s late).
+CTRL=$c4
+dmesg_mark
+check "$c4: the next Get Features 0Dh answered 60 s late (C4h action 2 mode 4)" \
+	fault_cmd 2 1 0 4 60000
+check "$c4: a reset report sends it, under the device lock" \
+	sh -c "echo $c4 > $PDBG/report_reset && sleep 2"
+_t0=$(cut -d. -f1 /proc/uptime)
+check "$c4: pulled with the Get Features out; removed within ${UNPLUG_MAX} s" \
+	pull nvme4 "$b4"
+check "$c4: removed before the drive's answer was due (30 s)" \
+	test $(($(cut -d. -f1 /proc/uptime) - _t0)) -lt 30
+check "$c4: detached, its nvme-hmb directory gone" detached "$c4"
+check "$c4: no task blocked, no warning" no_hang
 
 check "nvme_hmb_pci and nvme_hmb unload" sh -c \
 	"rmmod nvme_hmb_pci && rmmod nvme_hmb"
