@@ -93,12 +93,19 @@ check "$CTRL directory gone" test ! -e $SYS/$CTRL
 check "I/O after rmmod" io_ok 48
 
 # --- 4. hostile force= values: the load fails ---------------------------
-bad_force() {
-	if modprobe nvme_hmb_pci force="$1" 2>/dev/null; then
+bad_force() { # refused as an invalid argument, not for any other reason
+	if _err=$(modprobe nvme_hmb_pci force="$1" 2>&1); then
 		echo "# force='$1' was accepted"
 		rmmod nvme_hmb_pci
 		return 1
 	fi
+	case "$_err" in
+	*"Invalid argument"*) ;;
+	*)
+		echo "# force='$1': not refused as an invalid argument: $_err"
+		return 1
+		;;
+	esac
 	! loaded
 }
 bad_all() {

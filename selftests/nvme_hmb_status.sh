@@ -260,7 +260,7 @@ newest_json() {
 }
 
 emu_mode() {
-	echo "1..33"
+	echo "1..34"
 	modprobe -r nvme_hmb_pci nvme_hmb_mock nvme_hmb 2>/dev/null
 	D=$SYS/$CTRL
 	# unload_reload [PARAM=V]: our modules out, nvme-pci reloaded
@@ -366,6 +366,12 @@ emu_mode() {
 	check "limit_mib 8, below HMMIN (14 MiB): off" sh -c "echo 8 > $HMBP"
 	check "off below HMMIN: JSON = sysfs, owner nobody" \
 		fresh_json json_agrees "$CTRL" nobody
+	# off_really: sysfs and the drive itself (Get Features) say off
+	off_really() {
+		eq "$(val "$D/state")" off && eq "$(val "$D/size_kib")" 0 &&
+		eq "$(feat ehm)" 0
+	}
+	check "off below HMMIN: sysfs off, Get Features disabled" off_really
 	check "next: raise limit_mib" next_is "$CTRL" \
 		"limit_mib 8 is below HMMIN 14 MiB: echo 64 > $HMBP"
 	limited_ok() { put 32 "$HMBP" && fresh_json json_agrees "$CTRL" nvme-hmb; }
