@@ -709,8 +709,9 @@ detached_clean() {
 	dmesg_has "$CTRL: HMB: nvme_hmb_pci detached" &&
 		dmesg_none "leaking|HMB disable.* failed"
 }
+# The driver's link goes before the detach after nvme-pci's remove.
 check "closed at the unbind, detached after nvme-pci's remove: nothing leaked" \
-	detached_clean
+	wait_for 10 detached_clean
 check "dmesg: nothing sent to it from the unbind on" \
 	dmesg_has "$CTRL: HMB: controller not live at its unbind"
 check "bind $BDF to nvme" rebind
@@ -767,13 +768,13 @@ if bound; then
 	exit 1
 fi
 check "dmesg: gone, nothing sent to it" \
-	dmesg_has "HMB: controller gone (state"
+	wait_for 10 dmesg_has "HMB: controller gone (state"
 held_none() { # nothing attached: nvme-hmb holds nothing from the DMA API
 	[ -z "$(ls "$SYS")" ] || { echo "# attached: $(ls "$SYS")"; return 1; }
 	eq "$(cat /sys/kernel/debug/nvme_hmb/dma_held)" "0 0"
 }
 check "freed, not leaked" dmesg_none "leaking|HMB disable.* failed"
-check "nvme-hmb holds no DMA memory any more (dma_held)" held_none
+check "nvme-hmb holds no DMA memory any more (dma_held)" wait_for 10 held_none
 dma_filter " "
 check "bind $BDF to nvme after the failed reset" rebind
 check "attached and enabled after the failed reset" \

@@ -572,16 +572,18 @@ static void hmb_pci_explain_foreign(struct nvme_hmb_port *port)
  * mastering off at every reset and on again before it enables the
  * controller, so "off" is only final once nvme-pci is deleting the
  * controller (6.1 after a failed reset: DELETING, with the PCI device
- * disabled; then no reset turns it back on).  A device that reads all
- * ones is gone.
+ * disabled; after nvme-pci's remove: DELETING_NOIO; then no reset turns
+ * it back on).  A device that reads all ones is gone.
  */
 static bool hmb_pci_may_dma(struct pci_dev *pdev, enum nvme_ctrl_state state)
 {
+	bool deleting = state == NVME_CTRL_DELETING ||
+			state == NVME_CTRL_DELETING_NOIO;
 	u16 cmd;
 
 	if (pci_read_config_word(pdev, PCI_COMMAND, &cmd) || cmd == 0xffff)
 		return false;
-	if (state != NVME_CTRL_DELETING) /* fate: pci-dma-deleting, both */
+	if (!deleting) /* fate: pci-dma-deleting, both */
 		return true;
 	return cmd & PCI_COMMAND_MASTER;
 }
@@ -1275,7 +1277,6 @@ static void hmb_pci_release(struct hmb_pci_ctrl *pc, bool give_back)
 	 * keeps (leaks) the memory rather than free it under DMA.
 	 */
 	if (!pci_device_is_present(pc->pdev) || state == NVME_CTRL_DEAD ||
-	    state == NVME_CTRL_DELETING_NOIO ||
 	    !hmb_pci_may_dma(pc->pdev, state)) {
 		dev_info(nctrl->device, "HMB: controller gone (state %d); not sending it anything\n",
 			 state);
