@@ -1166,9 +1166,10 @@ static void nvme_hmb_finish_resize(struct nvme_hmb_ctrl *ctrl)
  * is rewritten.  Holding nothing, the buffer, untouched by the host, is
  * returned with MR=1 (so is a buffer whose enable the backend could not
  * send during the reset), unless the controller held another driver's
- * since (@other, or a set not returnable): then it is enabled fresh.  Holding the other driver's, the engine steps
- * back.  An unknown answer, or none, gets a disable first: without a
- * confirmed disable the memory stays with the controller.
+ * since (@other, or a set not returnable): then it is enabled fresh.
+ * Holding the other driver's, the engine steps back.  An unknown answer,
+ * or none, gets a disable first: without a confirmed disable the memory
+ * stays with the controller.
  */
 static void nvme_hmb_reset_reported(struct nvme_hmb_ctrl *ctrl, bool other)
 {
