@@ -365,6 +365,15 @@ static struct hmb_pci_ctrl *to_hmb_pci(struct nvme_hmb_port *port)
 }
 
 /*
+ * A function pulled (pciehp marks its channel offline before it removes
+ * it) or gone (its config space reads all ones) answers nothing.
+ */
+static bool hmb_pci_gone(struct pci_dev *pdev)
+{
+	return pci_channel_offline(pdev) || !pci_device_is_present(pdev);
+}
+
+/*
  * Whether an admin command may be sent now.  Only to a live controller (or
  * one being deleted, whose admin queue still runs): while nvme-pci resets
  * it, a command fails or lands in the middle of nvme-pci's init sequence.
@@ -462,25 +471,23 @@ static int hmb_pci_identify(struct nvme_hmb_port *port, struct nvme_hmb_id *id)
  * channel offline it cancels the controller's admin commands, as
  * nvme-pci's remove and error handling would: nothing can answer them.
  */
+static void hmb_pci_watch(struct hmb_pci_ctrl *pc)
+{
+	queue_delayed_work(system_long_wq, &pc->watch,
+			   msecs_to_jiffies(HMB_PCI_WATCH_MS));
+}
+
 static void hmb_pci_watch_fn(struct work_struct *work)
 {
 	struct hmb_pci_ctrl *pc = container_of(to_delayed_work(work),
 					       struct hmb_pci_ctrl, watch);
 
-	if (!pci_channel_offline(pc->pdev) &&
-	    pci_device_is_present(pc->pdev)) {
-		queue_delayed_work(system_long_wq, &pc->watch,
-				   msecs_to_jiffies(HMB_PCI_WATCH_MS));
+	if (!hmb_pci_gone(pc->pdev)) {
+		hmb_pci_watch(pc);
 		return;
 	}
 	dev_warn(pc->port.dev, "HMB: controller gone with a command out; cancelling its admin commands\n");
 	nvme_cancel_admin_tagset(pc->nctrl);
-}
-
-static void hmb_pci_watch(struct hmb_pci_ctrl *pc)
-{
-	queue_delayed_work(system_long_wq, &pc->watch,
-			   msecs_to_jiffies(HMB_PCI_WATCH_MS));
 }
 
 static void hmb_pci_unwatch(struct hmb_pci_ctrl *pc)
@@ -608,8 +615,7 @@ static int hmb_pci_wait_reset_work(struct hmb_pci_ctrl *pc,
 
 	while (work_busy(work)) {
 		busy = 1;
-		if (pci_channel_offline(pc->pdev) ||
-		    !pci_device_is_present(pc->pdev))
+		if (hmb_pci_gone(pc->pdev))
 			return -ENODEV;
 		if (time_after(jiffies, deadline))
 			return -ETIMEDOUT;
@@ -1312,10 +1318,8 @@ static void hmb_pci_release(struct hmb_pci_ctrl *pc, bool give_back)
 static void hmb_pci_unbind(struct hmb_pci_ctrl *pc)
 {
 	enum nvme_ctrl_state state = nvme_ctrl_state(pc->nctrl);
-	struct pci_dev *pdev = pc->pdev;
-	bool present;
+	bool present = !hmb_pci_gone(pc->pdev);
 
-	present = !pci_channel_offline(pdev) && pci_device_is_present(pdev);
 	if (present && state == NVME_CTRL_LIVE) {
 		hmb_pci_release(pc, false);
 		return;
