@@ -67,14 +67,19 @@ ctrl_of() {
 	return 1
 }
 
-# unplug ID BDF: ask vm-run to remove QEMU device ID; wait until PCI
-# function BDF is gone.  Prints the seconds it took.
-unplug() {
-	printf '# nvme-hmb-unplug: %s\n' "$1" >"$NVME_HMB_RESULTS"
-	_t0=$(cut -d. -f1 /proc/uptime)
+# removed ID BDF HOW T0: PCI function BDF (QEMU's device ID) gone within
+# UNPLUG_MAX s; says how long since T0 (seconds of uptime)
+removed() {
 	wait_for $UNPLUG_MAX sh -c "! test -e /sys/bus/pci/devices/$2" ||
 		return 1
-	echo "# $1 ($2) removed in $(($(cut -d. -f1 /proc/uptime) - _t0)) s"
+	echo "# $1 ($2) $3; removed in $(($(cut -d. -f1 /proc/uptime) - $4)) s"
+}
+
+# unplug ID BDF: ask vm-run to remove QEMU device ID (device_del)
+unplug() {
+	_t0=$(cut -d. -f1 /proc/uptime)
+	printf '# nvme-hmb-unplug: %s\n' "$1" >"$NVME_HMB_RESULTS"
+	removed "$1" "$2" "device_del" "$_t0"
 }
 
 # hmb_ready NAME: nvme-hmb enabled a buffer on NAME
@@ -125,21 +130,19 @@ slot_power_off() {
 	_v=$(( $(cfg_byte "$_cfg" "$_o") + 256 * $(cfg_byte "$_cfg" $((_o + 1))) ))
 	_v=$((_v | 0x700))
 	echo "# $_cfg: Slot Control at $_o: writing $(printf %04x $_v)"
-	# shellcheck disable=SC2059 # the format is the octal escapes
 	# One write of the word: QEMU acts on a Slot Control write as a
 	# whole, as the port's command.
+	# shellcheck disable=SC2059 # the format is the octal escapes
 	printf "$(printf '\\%03o\\%03o' $((_v & 255)) $((_v >> 8)))" |
 		dd of="$_cfg" bs=2 count=1 seek=$((_o / 2)) conv=notrunc \
 			2>/dev/null
 }
 
-# pull ID BDF: the drive QEMU calls ID is pulled; wait until BDF is gone
+# pull ID BDF: the drive QEMU calls ID is pulled (slot_power_off)
 pull() {
 	_t0=$(cut -d. -f1 /proc/uptime)
 	slot_power_off "$2" || return 1
-	wait_for $UNPLUG_MAX sh -c "! test -e /sys/bus/pci/devices/$2" ||
-		return 1
-	echo "# $1 ($2) pulled; removed in $(($(cut -d. -f1 /proc/uptime) - _t0)) s"
+	removed "$1" "$2" pulled "$_t0"
 }
 
 # io_on NAME: io_ok on NAME's namespace
