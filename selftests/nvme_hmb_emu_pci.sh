@@ -48,7 +48,7 @@ if ! emu_present; then
 	exit $KSFT_SKIP
 fi
 NR_S3=5
-echo "1..$((145 + 40 + 3 * NR_S3))"
+echo "1..$((146 + 40 + 3 * NR_S3))"
 
 QUIET=10
 BDF=$(basename "$(readlink -f /sys/class/nvme/$CTRL/device)")
@@ -461,6 +461,7 @@ check "an unknown controller name is refused (no such device)" \
 	write_refused nvme99 /sys/kernel/debug/nvme_hmb_pci/report_reset "No such device"
 check "the buffer is left enabled" agree_pci
 check "then a shrink to 16 MiB" sh -c "echo 16 > $D/limit_mib"
+check "16 MiB in sysfs" eq "$(val "$D/size_kib")" 16384
 check "really disabled, trimmed, enabled: Get Features agrees" agree_pci
 check "I/O after the shrink" io_ok 144
 check "no violation: nothing was freed under the drive" emu_clean
@@ -671,15 +672,18 @@ dmesg_mark
 inj0=$(emu injected)
 check "arm the drive: the next Get Features 0Dh answered 20 s late" \
 	fault_cmd 2 1 0 4 20000
-echo 32 > "$D/limit_mib" 2>/dev/null &
+( write_refused 32 "$D/limit_mib" "Device or resource busy" \
+	>"$T.shrink" 2>&1; echo $? >>"$T.shrink" ) &
 lpid=$!
 injected_above() { [ "$(emu injected)" -gt "$1" ]; }
 check "the shrink's guard waits for Get Features" \
 	wait_for 10 injected_above "$inj0"
 check "nvme reset while it waits" nvme reset "/dev/$CTRL"
 wait $lpid
-check "the shrink was refused: its guard's Get Features was cancelled" \
-	[ $? -ne 0 ]
+# write_refused's complaint, if any, then its status
+refused_busy() { cat "$T.shrink"; [ "$(tail -n1 "$T.shrink")" = 0 ]; }
+check "the shrink was refused busy: its guard's Get Features was cancelled" \
+	refused_busy
 check "nothing reached the controller mid-init" emu_clean
 check "enabled after the reset" wait_for 30 state_is enabled
 check "sysfs agrees with Get Features after the cancelled guard" agree_pci
@@ -786,5 +790,5 @@ timeline "end"
 echo "# drive: $(for k in $EMU_KEYS; do printf '%s=%s ' $k "$(emu $k)"; done)"
 echo "# stats: $(stats_line "$CTRL")"
 
-rm -rf "$T" "$T.bg"
+rm -rf "$T" "$T.bg" "$T.shrink"
 ksft_end
