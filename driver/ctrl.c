@@ -28,6 +28,7 @@
 #include <linux/dma-mapping.h>
 #include <linux/err.h>
 #include <linux/kernel.h>
+#include <linux/kmemleak.h>
 #include <linux/ktime.h>
 #include <linux/mm.h>
 #include <linux/module.h>
@@ -833,10 +834,15 @@ EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_teardown_locked);
  * @ctrl: the controller, lock held, being detached
  *
  * The DMA memory and the list stay allocated forever; only the host's
- * bookkeeping goes.
+ * bookkeeping goes.  An IOVA-contiguous buffer's own bookkeeping (the DMA
+ * API's handle, which holds its page array and scatterlist) stays with
+ * the memory: kmemleak is told that nothing will free it, so that what
+ * it reaches is not reported either.
  */
 void nvme_hmb_forget_locked(struct nvme_hmb_ctrl *ctrl)
 {
+	if (ctrl->buf.sgt)
+		kmemleak_not_leak(ctrl->buf.sgt);
 	kvfree(ctrl->buf.chunks); /* fate: forget-leak */
 	memset(&ctrl->buf, 0, sizeof(ctrl->buf));
 	ctrl->lent = false;

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # nvme-hmb-vm: emu-hotplug
-# nvme-hmb-kernel: stock stock-6.12
+# nvme-hmb-kernel: debug stock stock-6.12
 #
 # Removal of a drive whose HMB nvme_hmb_pci runs, on the real path: QEMU
 # removes the emulated DRAM-less drive from its PCIe root port (vm-run
@@ -32,6 +32,13 @@
 #     report's Get Features, which the drive answers 60 s late (C4h
 #     action 2 mode 4); the command must come back once the drive is
 #     gone, well before the drive's answer would have.
+#
+# They run in the order 3, 4, 5, 1, 2.  On the debug kernel lockdep
+# stops at its first report, and Linux 6.1 gives two of its own here
+# (lockdep_expect below): pciehp's at the first removal, once the driver
+# is unbound, and nvme-pci's at an admin timeout.  In this order lockdep
+# watches the whole of a surprise removal of a drive with a command of
+# ours in flight (3) before its first report.
 #
 # Each removal must complete within a bound (the VM's admin timeout is
 # 10 s), leave no task waiting, and detach; the drive checks its map at
@@ -88,9 +95,33 @@ hmb_ready() {
 		[ "$(val "$SYS/$1/size_kib")" -gt 0 ]
 }
 
-# no_hang: no task was reported blocked, nothing warned or oopsed
+# no_hang: no task was reported blocked, nothing warned or oopsed; but
+# for the title of lockdep's circular-dependency report: the reports
+# below are Linux's own, and scripts/check-run excuses them by their
+# chains in the brackets that name them, no other.
 no_hang() {
-	dmesg_none 'blocked for more than|WARNING:|BUG:|Oops|hung_task'
+	_hits=$(dmesg_new | grep -E 'blocked for more than|WARNING:|BUG:|Oops|hung_task' |
+		grep -vF "WARNING: possible circular locking dependency detected")
+	[ -z "$_hits" ] && return 0
+	echo "$_hits" | sed 's/^/# /'
+	return 1
+}
+# lockdep_expect CHAIN WHY: lockdep's report of CHAIN is expected (the
+# debug kernel; nothing without lockdep).  lockdep checks nothing after
+# its first report.  Debian 6.1's, no lock of nvme-hmb's in either:
+# - pciehp at the first removal by a presence change (it takes
+#   pci_rescan_remove_lock, then its reset_lock);
+# - nvme-pci on its timeout path (nvme_timeout() disables the controller
+#   under shutdown_lock and namespaces_rwsem; nvme_reset_work() flushes
+#   the timeout work under namespaces_rwsem).
+PCIEHP_CHAIN="pci_rescan_remove_lock --> &ctrl->reset_lock"
+NVME_CHAIN="(work_completion)(&q->timeout_work) --> &dev->shutdown_lock --> &ctrl->namespaces_rwsem"
+lockdep_expect() {
+	[ ! -e /proc/lockdep ] ||
+		echo "nvme-hmb-selftest: reports expected: lockdep-circular $1: $2" > /dev/kmsg
+}
+lockdep_end() {
+	[ ! -e /proc/lockdep ] || echo "nvme-hmb-selftest: reports end" > /dev/kmsg
 }
 
 # detached NAME: nvme_hmb_pci said it let NAME go, and nvme-hmb's sysfs
@@ -180,47 +211,8 @@ check "$c2: I/O" io_on "$c2"
 check "$c3: I/O" io_on "$c3"
 check "$c4: I/O" io_on "$c4"
 
-# 1. Silent drive, a disable of ours in flight.  Its admin timeout, and
-# that of the late Identify of 2., are meant (scripts/check-run).
-CTRL=$c0
-echo "nvme-hmb-selftest: admin timeouts expected" > /dev/kmsg
-dmesg_mark
-check "$c0: drive silenced (C4h: the next Set Features 0Dh and every admin command after it are lost)" \
-	fault_cmd 1 1 0 3
-# A shrink: its disable is the command lost.
-(echo 16 > "$SYS/$c0/limit_mib") 2>/dev/null &
-writer=$!
-sleep 2
-check "$c0: the shrink's disable is in flight (its limit_mib write has not returned)" \
-	kill -0 "$writer"
-check "$c0: removed with the disable in flight, within ${UNPLUG_MAX} s" \
-	unplug nvme0 "$b0"
-check "$c0: the limit_mib write returned" wait_for 30 sh -c "! kill -0 $writer"
-wait "$writer" 2>/dev/null
-check "$c0: detached, its nvme-hmb directory gone" detached "$c0"
-check "$c0: the removal said what it waited for (the admin timeout's reset)" \
-	dmesg_has "$c0: I/O .*QID 0 timeout"
-check "$c0: no task blocked, no warning" no_hang
-
-# 2. Not live at the removal: a reset waits for a late Identify.
-CTRL=$c1
-dmesg_mark
-check "$c1: Identify Controller delayed 20 s (C4h action 4 mode 1)" \
-	fault_cmd 4 1 0 1 20000
-(nvme reset "/dev/$c1") 2>/dev/null &
-resetter=$!
-check "$c1: reset under way" wait_for 10 sh -c \
-	"grep -qx -e resetting -e connecting /sys/class/nvme/$c1/state"
-check "$c1: removed during its reset, within ${UNPLUG_MAX} s" \
-	unplug nvme1 "$b1"
-wait "$resetter" 2>/dev/null
-echo "nvme-hmb-selftest: admin timeouts end" > /dev/kmsg
-check "$c1: nothing sent at the unbind; detached after nvme-pci's remove" \
-	dmesg_has "$c1: HMB: controller not live at its unbind"
-check "$c1: detached, its nvme-hmb directory gone" detached "$c1"
-check "$c1: no task blocked, no warning" no_hang
-
 # 3. Pulled: silent, a disable of ours in flight, the slot's power cut.
+lockdep_expect "$PCIEHP_CHAIN" "pciehp's own (Debian 6.1), at the first removal"
 CTRL=$c2
 dmesg_mark
 check "$c2: drive silenced" fault_cmd 1 1 0 3
@@ -266,6 +258,50 @@ check "$c4: removed before the drive's answer was due (30 s)" \
 	test $(($(cut -d. -f1 /proc/uptime) - _t0)) -lt 30
 check "$c4: detached, its nvme-hmb directory gone" detached "$c4"
 check "$c4: no task blocked, no warning" no_hang
+lockdep_end
+
+# 1. Silent drive, a disable of ours in flight.  Its admin timeout, and
+# that of the late Identify of 2., are meant (scripts/check-run), and so
+# is nvme-pci's lockdep report on that path (if lockdep still runs).
+CTRL=$c0
+echo "nvme-hmb-selftest: admin timeouts expected" > /dev/kmsg
+lockdep_expect "$NVME_CHAIN" "nvme-pci's own timeout path (Debian 6.1), a silent drive's admin timeout"
+dmesg_mark
+check "$c0: drive silenced (C4h: the next Set Features 0Dh and every admin command after it are lost)" \
+	fault_cmd 1 1 0 3
+# A shrink: its disable is the command lost.
+(echo 16 > "$SYS/$c0/limit_mib") 2>/dev/null &
+writer=$!
+sleep 2
+check "$c0: the shrink's disable is in flight (its limit_mib write has not returned)" \
+	kill -0 "$writer"
+check "$c0: removed with the disable in flight, within ${UNPLUG_MAX} s" \
+	unplug nvme0 "$b0"
+check "$c0: the limit_mib write returned" wait_for 30 sh -c "! kill -0 $writer"
+wait "$writer" 2>/dev/null
+check "$c0: detached, its nvme-hmb directory gone" detached "$c0"
+check "$c0: the removal said what it waited for (the admin timeout's reset)" \
+	dmesg_has "$c0: I/O .*QID 0 timeout"
+check "$c0: no task blocked, no warning" no_hang
+
+# 2. Not live at the removal: a reset waits for a late Identify.
+CTRL=$c1
+dmesg_mark
+check "$c1: Identify Controller delayed 20 s (C4h action 4 mode 1)" \
+	fault_cmd 4 1 0 1 20000
+(nvme reset "/dev/$c1") 2>/dev/null &
+resetter=$!
+check "$c1: reset under way" wait_for 10 sh -c \
+	"grep -qx -e resetting -e connecting /sys/class/nvme/$c1/state"
+check "$c1: removed during its reset, within ${UNPLUG_MAX} s" \
+	unplug nvme1 "$b1"
+wait "$resetter" 2>/dev/null
+echo "nvme-hmb-selftest: admin timeouts end" > /dev/kmsg
+lockdep_end
+check "$c1: nothing sent at the unbind; detached after nvme-pci's remove" \
+	dmesg_has "$c1: HMB: controller not live at its unbind"
+check "$c1: detached, its nvme-hmb directory gone" detached "$c1"
+check "$c1: no task blocked, no warning" no_hang
 
 check "nvme_hmb_pci and nvme_hmb unload" sh -c \
 	"rmmod nvme_hmb_pci && rmmod nvme_hmb"
