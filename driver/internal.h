@@ -351,6 +351,10 @@ void nvme_hmb_set_alloc_hook(struct nvme_hmb_ctrl *ctrl,
 void nvme_hmb_reclaim_locked(struct nvme_hmb_ctrl *ctrl, u64 want,
 			     bool severe);
 void nvme_hmb_regrow_locked(struct nvme_hmb_ctrl *ctrl);
+struct shrinker;
+struct shrink_control;
+unsigned long nvme_hmb_count(struct shrinker *s, struct shrink_control *sc);
+unsigned long nvme_hmb_scan(struct shrinker *s, struct shrink_control *sc);
 #endif
 
 /* ---------------------------------------------------------------------

@@ -46,8 +46,8 @@ static bool nvme_hmb_pressure_severe(void)
 	       si_mem_available() < (long)(totalram_pages() / 32);
 }
 
-static unsigned long nvme_hmb_count(struct shrinker *s,
-				    struct shrink_control *sc)
+VISIBLE_IF_KUNIT unsigned long nvme_hmb_count(struct shrinker *s,
+					      struct shrink_control *sc)
 {
 	bool severe = nvme_hmb_pressure_severe();
 	struct nvme_hmb_ctrl *ctrl;
@@ -59,9 +59,10 @@ static unsigned long nvme_hmb_count(struct shrinker *s,
 	rcu_read_unlock();
 	return pages;
 }
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_count);
 
-static unsigned long nvme_hmb_scan(struct shrinker *s,
-				   struct shrink_control *sc)
+VISIBLE_IF_KUNIT unsigned long nvme_hmb_scan(struct shrinker *s,
+					     struct shrink_control *sc)
 {
 	bool severe = nvme_hmb_pressure_severe();
 	unsigned long left = sc->nr_to_scan, queued = 0;
@@ -88,6 +89,7 @@ static unsigned long nvme_hmb_scan(struct shrinker *s,
 	rcu_read_unlock();
 	return queued ?: SHRINK_STOP;
 }
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_scan);
 
 int nvme_hmb_shrinker_init(void)
 {

@@ -9,6 +9,7 @@
 #include <linux/dma-direct.h>
 #include <linux/err.h>
 #include <linux/nvme.h>
+#include <linux/shrinker.h>
 #include <linux/sizes.h>
 
 #include "internal.h"
@@ -518,6 +519,29 @@ static void resetting_disable_not_sent(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, t->ctrl->resize_pending);
 	expect_agree(test);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(32)), 0);
+	expect_agree(test);
+}
+
+/*
+ * Off (limit 0) while the controller resets: the disable cannot be sent,
+ * so the HMB stays as it is, -EBUSY says the limit waits, and the reset's
+ * report finishes the job: off, nothing held.
+ */
+static void resetting_off_not_sent(struct kunit *test)
+{
+	struct ctrl_test *t;
+
+	t = enabled_mock(test, &bg5, MIB(64));
+	nvme_hmb_mock_fail_set(t->mock, 0, -EAGAIN);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, 0), -EBUSY);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(64));
+	KUNIT_EXPECT_TRUE(test, t->ctrl->resize_pending);
+	expect_agree(test);
+	nvme_hmb_mock_reset(t->mock);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_OFF);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_held(t->ctrl), 0ULL);
+	KUNIT_EXPECT_FALSE(test, t->ctrl->resize_pending);
 	expect_agree(test);
 }
 
@@ -2046,6 +2070,7 @@ static struct kunit_case nvme_hmb_ctrl_cases[] = {
 	KUNIT_CASE(reset_returns_buffer),
 	KUNIT_CASE(late_reset_report),
 	KUNIT_CASE(resetting_disable_not_sent),
+	KUNIT_CASE(resetting_off_not_sent),
 	KUNIT_CASE(resetting_enable_deferred),
 	KUNIT_CASE(shrink_deferred_by_reset_is_fresh),
 	KUNIT_CASE(set_rejected_frees),
@@ -2391,6 +2416,77 @@ static void attach_before_sleep_walk(struct kunit *test)
 	expect_agree(test);
 }
 
+/*
+ * Keep the controllers other than @self (the mock module's own mock0,
+ * enabled at its load) out of a shrinker scan, @out, and let them back
+ * in: their reclaim switch is off meanwhile, @mask records which had it
+ * on.  Otherwise the scan takes their memory, and their regrow later
+ * changes the DMA count another test reads.
+ */
+static void others_out_of_reclaim(struct nvme_hmb_ctrl *self,
+				  unsigned long *mask, bool out)
+{
+	struct nvme_hmb_ctrl *ctrl;
+	unsigned int i = 0;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(ctrl, &nvme_hmb_ctrls, node) {
+		if (ctrl == self || i >= BITS_PER_LONG)
+			continue;
+		if (out) {
+			if (READ_ONCE(ctrl->reclaim))
+				__set_bit(i, mask);
+			WRITE_ONCE(ctrl->reclaim, false);
+		} else if (test_bit(i, mask)) {
+			WRITE_ONCE(ctrl->reclaim, true);
+		}
+		i++;
+	}
+	rcu_read_unlock();
+}
+
+/*
+ * The shrinker asks, the reclaim work gives back.  With a reclaim floor
+ * of 40 MiB above HMMIN (14 MiB), 24 MiB of the 64 can go at either
+ * severity.  A controller being detached (dying) is asked for nothing:
+ * its reclaim work, cancelled by the detach, must not be queued again.
+ */
+static void shrinker_scan_queues_reclaim(struct kunit *test)
+{
+	const unsigned long pages = MIB(24) >> PAGE_SHIFT;
+	struct shrink_control sc = { .gfp_mask = GFP_KERNEL };
+	unsigned long others = 0;
+	struct ctrl_test *t;
+
+	t = enabled_mock(test, &bg5, MIB(64));
+	KUNIT_ASSERT_EQ(test, nvme_hmb_set_reclaim(t->ctrl, true, MIB(40)), 0);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_reclaimable(t->ctrl, false), MIB(24));
+	KUNIT_ASSERT_EQ(test, nvme_hmb_reclaimable(t->ctrl, true), MIB(24));
+	others_out_of_reclaim(t->ctrl, &others, true);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_count(NULL, &sc), pages);
+
+	WRITE_ONCE(t->ctrl->dying, true);
+	sc.nr_to_scan = pages;
+	KUNIT_EXPECT_EQ(test, nvme_hmb_scan(NULL, &sc), SHRINK_STOP);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&t->ctrl->reclaim_pending), 0);
+	KUNIT_EXPECT_FALSE(test, delayed_work_pending(&t->ctrl->reclaim_work));
+	WRITE_ONCE(t->ctrl->dying, false);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(64));
+
+	sc.nr_to_scan = pages;
+	KUNIT_EXPECT_EQ(test, nvme_hmb_scan(NULL, &sc), pages);
+	flush_delayed_work(&t->ctrl->reclaim_work);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(40));
+	KUNIT_EXPECT_EQ(test, nvme_hmb_reason(t->ctrl), NVME_HMB_R_RECLAIMED);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&t->ctrl->reclaim_pending), 0);
+	expect_agree(test);
+
+	/* At the floor: nothing more to offer, nothing queued. */
+	KUNIT_EXPECT_EQ(test, nvme_hmb_count(NULL, &sc), 0);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_scan(NULL, &sc), SHRINK_STOP);
+	others_out_of_reclaim(t->ctrl, &others, false);
+}
+
 static struct kunit_case nvme_hmb_pressure_cases[] = {
 	KUNIT_CASE(reclaim_from_tail),
 	KUNIT_CASE(reclaim_stops_at_hmmin),
@@ -2404,6 +2500,7 @@ static struct kunit_case nvme_hmb_pressure_cases[] = {
 	KUNIT_CASE(attach_before_sleep_walk),
 	KUNIT_CASE(sleep_with_failed_disable),
 	KUNIT_CASE(hibernate_while_resetting),
+	KUNIT_CASE(shrinker_scan_queues_reclaim),
 	{}
 };
 
