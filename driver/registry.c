@@ -17,7 +17,7 @@
 
 #include "internal.h"
 
-LIST_HEAD(nvme_hmb_ctrls);
+struct list_head nvme_hmb_ctrls = LIST_HEAD_INIT(nvme_hmb_ctrls);
 EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_ctrls);
 static DEFINE_MUTEX(nvme_hmb_ctrls_lock);
 /* One sleep or wake walk at a time: they share the controllers' pm_node. */
