@@ -450,14 +450,13 @@ check "back and agreeing after it" recover
 # Debian 6.1's nvme-pci timeout path is a lockdep report (above), after
 # which lockdep checks nothing more in this VM: the judge's bracket names
 # it, and only the I/O and the drive's counters are checked after them.
-[ -z "$LOST" ] || [ ! -e /proc/lockdep ] ||
-	echo "nvme-hmb-selftest: reports expected: lockdep-circular $LOCKDEP_CHAIN: nvme-pci's own timeout path (Debian 6.1), a lost Set Features" > /dev/kmsg
+[ -z "$LOST" ] ||
+	lockdep_expect "$LOCKDEP_CHAIN" "nvme-pci's own timeout path (Debian 6.1), a lost Set Features"
 for p in $LOST; do
 	pair "${p%%/*}" "${p#*/}"
 	timeline "after ${p%%/*} with sf-lost"
 done
-[ -z "$LOST" ] || [ ! -e /proc/lockdep ] ||
-	echo "nvme-hmb-selftest: reports end" > /dev/kmsg
+[ -z "$LOST" ] || lockdep_end
 check "I/O at the end" io_ok 40
 check "no violation, no DMA error at the end" emu_clean
 timeline "end"

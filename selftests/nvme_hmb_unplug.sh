@@ -100,15 +100,11 @@ hmb_ready() {
 # below are Linux's own, and scripts/check-run excuses them by their
 # chains in the brackets that name them, no other.
 no_hang() {
-	_hits=$(dmesg_new | grep -E 'blocked for more than|WARNING:|BUG:|Oops|hung_task' |
-		grep -vF "WARNING: possible circular locking dependency detected")
-	[ -z "$_hits" ] && return 0
-	echo "$_hits" | sed 's/^/# /'
-	return 1
+	dmesg_none 'blocked for more than|WARNING:|BUG:|Oops|hung_task' \
+		"WARNING: possible circular locking dependency detected"
 }
-# lockdep_expect CHAIN WHY: lockdep's report of CHAIN is expected (the
-# debug kernel; nothing without lockdep).  lockdep checks nothing after
-# its first report.  Debian 6.1's, no lock of nvme-hmb's in either:
+# The lockdep reports expected (lockdep_expect), Debian 6.1's, no lock of
+# nvme-hmb's in either:
 # - pciehp at the first removal by a presence change (it takes
 #   pci_rescan_remove_lock, then its reset_lock);
 # - nvme-pci on its timeout path (nvme_timeout() disables the controller
@@ -116,13 +112,6 @@ no_hang() {
 #   the timeout work under namespaces_rwsem).
 PCIEHP_CHAIN="pci_rescan_remove_lock --> &ctrl->reset_lock"
 NVME_CHAIN="(work_completion)(&q->timeout_work) --> &dev->shutdown_lock --> &ctrl->namespaces_rwsem"
-lockdep_expect() {
-	[ ! -e /proc/lockdep ] ||
-		echo "nvme-hmb-selftest: reports expected: lockdep-circular $1: $2" > /dev/kmsg
-}
-lockdep_end() {
-	[ ! -e /proc/lockdep ] || echo "nvme-hmb-selftest: reports end" > /dev/kmsg
-}
 
 # detached NAME: nvme_hmb_pci said it let NAME go, and nvme-hmb's sysfs
 # directory of NAME is gone
