@@ -14,6 +14,11 @@
 #                       files in $(DESTDIR)/usr/lib (after a DKMS install)
 #   make dkms-source    copy what DKMS builds from into
 #                       $(DESTDIR)/usr/src/nvme-hmb-<version> (dkms.conf)
+#   make deb            build the Debian package nvme-hmb-dkms (DKMS, the
+#                       tool, its man page and the boot-time files) into
+#                       build/deb/ (packaging/debian)
+#   make dist           the release tarball of the last commit,
+#                       build/dist/nvme-hmb-<version>.tar.xz
 #   make check          checkpatch --strict, sparse (C=2) and a W=1 build
 #                       against the stock (6.1) and the 6.12 headers and
 #                       the debug test kernel (KUnit), and a W=1 build for
@@ -97,7 +102,7 @@ nodepmod := cmd_depmod=: quiet_cmd_depmod=
 SRC_FILES := Kbuild $(shell find driver kunit -name '*.[ch]' 2>/dev/null)
 
 .PHONY: all modules install modules_install install-tools install-config \
-	uninstall dkms-source clean check test coverage demo bench qemu \
+	uninstall dkms-source deb dist clean check test coverage demo bench qemu \
 	modules-stock modules-stock-6.12 modules-debug modules-arm64 deps
 
 all: modules
@@ -181,6 +186,41 @@ dkms-source:
 		--exclude='*.mod' --exclude='*.mod.c' --exclude='nvme-private' \
 		COPYING CHANGELOG dkms.conf Makefile Kbuild driver kunit | \
 		tar -C $(DKMS_SRC) -xf -
+
+# The Debian package, built from a copy of what the package needs (never
+# in the checkout: dpkg-buildpackage writes next to its source tree).
+# Its changelog says the version of dkms.conf; CHANGELOG has the changes.
+DEB_TOP := build/deb
+DEB_SRC = $(DEB_TOP)/nvme-hmb-$(VERSION)
+DEB_DATE = $(shell git log -1 --format=%cD 2>/dev/null || date -R)
+deb:
+	@test -n "$(VERSION)" || { echo "nvme-hmb: no PACKAGE_VERSION in dkms.conf" >&2; exit 1; }
+	@command -v dpkg-buildpackage >/dev/null && command -v dh_dkms >/dev/null || { \
+		echo "nvme-hmb: make deb needs dpkg-dev, debhelper and dh-dkms (apt install dpkg-dev debhelper dh-dkms)" >&2; exit 1; }
+	rm -rf $(DEB_TOP)
+	mkdir -p $(DEB_SRC)
+	tar -cf - --exclude='*.o' --exclude='*.ko' --exclude='.*.cmd' \
+		--exclude='*.mod' --exclude='*.mod.c' --exclude='nvme-private' \
+		COPYING CHANGELOG README.md dkms.conf Makefile Kbuild driver \
+		kunit packaging tools Documentation | tar -C $(DEB_SRC) -xf -
+	cp -r packaging/debian $(DEB_SRC)/debian
+	printf '%s\n' "nvme-hmb ($(VERSION)) unstable; urgency=medium" "" \
+		"  * nvme-hmb $(VERSION): /usr/share/doc/nvme-hmb-dkms/changelog.gz." "" \
+		" -- $$(sed -n 's/^Maintainer: //p' packaging/debian/control)  $(DEB_DATE)" \
+		>$(DEB_SRC)/debian/changelog
+	cd $(DEB_SRC) && dpkg-buildpackage -b -us -uc >../build.log 2>&1 || { \
+		tail -n 30 ../build.log >&2; exit 1; }
+	@ls $(DEB_TOP)/*.deb
+
+# The release tarball: the last commit, as git has it.
+dist:
+	@test -n "$(VERSION)" || { echo "nvme-hmb: no PACKAGE_VERSION in dkms.conf" >&2; exit 1; }
+	@git rev-parse --git-dir >/dev/null 2>&1 || { echo "nvme-hmb: make dist needs the git checkout" >&2; exit 1; }
+	@git diff --quiet HEAD || echo "nvme-hmb: uncommitted changes are not in the tarball (it is the last commit)" >&2
+	mkdir -p build/dist
+	git archive --format=tar --prefix=nvme-hmb-$(VERSION)/ HEAD | \
+		xz -9 >build/dist/nvme-hmb-$(VERSION).tar.xz
+	@ls build/dist/nvme-hmb-$(VERSION).tar.xz
 
 clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null || true
