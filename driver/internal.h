@@ -339,6 +339,20 @@ void nvme_hmb_sleep(struct nvme_hmb_ctrl *ctrl, bool hibernate);
 void nvme_hmb_wake(struct nvme_hmb_ctrl *ctrl, bool fresh);
 int nvme_hmb_set_reclaim(struct nvme_hmb_ctrl *ctrl, int on, s64 floor);
 
+/* ---------------------------------------------------------------------
+ * limits.c: limits per controller (the module parameter ctrl_limit_mib)
+ */
+
+#define NVME_HMB_MAX_RULES	16
+#define NVME_HMB_RULE_KEY_LEN	32
+
+struct nvme_hmb_limit_rule {
+	char key[NVME_HMB_RULE_KEY_LEN];	/* a controller or DMA device */
+	unsigned int mib;
+};
+
+u64 nvme_hmb_limit_for(const struct nvme_hmb_port *port, u64 dflt);
+
 /*
  * Seen by the KUnit suites only (VISIBLE_IF_KUNIT, EXPORT_SYMBOL_IF_KUNIT):
  * without CONFIG_KUNIT they are static or absent, and nothing of the
@@ -355,6 +369,11 @@ struct shrinker;
 struct shrink_control;
 unsigned long nvme_hmb_count(struct shrinker *s, struct shrink_control *sc);
 unsigned long nvme_hmb_scan(struct shrinker *s, struct shrink_control *sc);
+int nvme_hmb_limits_parse(const char *val, struct nvme_hmb_limit_rule *rules,
+			  unsigned int *nr);
+bool nvme_hmb_limits_match(const struct nvme_hmb_limit_rule *rules,
+			   unsigned int nr, const char *name,
+			   const char *dma_name, u64 *limit);
 #endif
 
 /* ---------------------------------------------------------------------

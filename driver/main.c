@@ -187,7 +187,7 @@ struct nvme_hmb_ctrl *nvme_hmb_attach(struct nvme_hmb_port *port)
 	nvme_hmb_ctrl_init(ctrl);
 	ctrl->port = port;
 	strscpy(ctrl->name, port->name, sizeof(ctrl->name));
-	ctrl->limit = nvme_hmb_initial_limit();
+	ctrl->limit = nvme_hmb_limit_for(port, nvme_hmb_initial_limit());
 	nvme_hmb_kobj_init(ctrl);
 	if (!nvme_hmb_fault(NVME_HMB_SITE_ATTR_BUF))
 		ctrl->attr_buf = kmalloc(NVME_HMB_ATTR_LEN, GFP_KERNEL);

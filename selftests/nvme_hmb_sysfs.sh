@@ -10,7 +10,7 @@
 
 . "$(dirname "$0")/ksft_lib"
 
-ksft_begin 55
+ksft_begin 64
 
 # Three drives: KIOXIA BG5-like, Crucial P3 Plus-like, and one HMMAXD 8.
 modprobe nvme_hmb default_limit_mib=128
@@ -260,6 +260,55 @@ check "grown to 128 MiB: 32 MiB in 8, as a fresh setup" \
 	sh -c "echo 128 > $SYS/mock2/limit_mib &&
 	       [ \$(cat $SYS/mock2/size_kib) = 32768 ] &&
 	       [ \$(cat $SYS/mock2/nr_descs) = 8 ]"
+mock2_dev=$(basename "$(readlink -f $SYS/mock2/device)")
+rmmod nvme_hmb_mock
+
+# ctrl_limit_mib: limits per controller that hold from the attach on (what
+# /etc/modprobe.d keeps across reboots), by the controller's name or by
+# the device it does DMA through; a bad list is refused whole.
+R=/sys/module/nvme_hmb/parameters/ctrl_limit_mib
+check "rmmod nvme_hmb (ctrl_limit_mib)" rmmod nvme_hmb
+modprobe nvme_hmb default_limit_mib=128 ctrl_limit_mib=mock0=32,mock1=0
+modprobe nvme_hmb_mock nr_ctrls=3 hmpre=16384,8192,51200 \
+	hmmin=3584,8192,823 hmminds=1,512,0 hmmaxd=1024,16,8
+check "ctrl_limit_mib reads back its rules" eq "$(cat $R)" "mock0=32,mock1=0"
+check "ctrl_limit_mib by name: mock0 attached at 32 MiB, mock1 off" \
+	sh -c "[ \$(cat $SYS/mock0/limit_mib) = 32 ] &&
+	       [ \$(cat $SYS/mock0/size_kib) = 32768 ] &&
+	       [ \$(cat $SYS/mock0/stats/enables) = 1 ] &&
+	       [ \$(cat $SYS/mock1/limit_mib) = 0 ] &&
+	       [ \$(cat $SYS/mock1/size_kib) = 0 ] &&
+	       [ \$(cat $SYS/mock1/reason) = limit-zero ]"
+check "ctrl_limit_mib: a controller no rule names gets default_limit_mib" \
+	eq "$(val $SYS/mock2/limit_mib)" 128
+rules_refused() { # rules_refused: every bad list refused, the rules kept
+	for _v in mock0 =32 mock0= mock0=0x20 mock0=+1 "mock0=32," ",mock0=32" \
+		"mock0=32,,mock1=1" "mock0=32,mock0=64" "mock 0=32" \
+		"mock/0=32" "mock0=3=2"; do
+		write_refused "$_v" $R "Invalid argument" || return 1
+	done
+	write_refused mock0=1048577 $R "out of range" &&
+	write_refused a=1,b=1,c=1,d=1,e=1,f=1,g=1,h=1,i=1,j=1,k=1,l=1,m=1,n=1,o=1,p=1,q=1 \
+		$R "Argument list too long" &&
+	eq "$(cat $R)" "mock0=32,mock1=0"
+}
+check "ctrl_limit_mib refuses bad lists and keeps its rules" rules_refused
+# A rule set now applies to controllers attached from now on; by the DMA
+# device's name (the mock's platform device; its automatic id is the
+# lowest free one, so the same as mock2's before).
+check "ctrl_limit_mib set at run time" put "$mock2_dev=16" $R
+check "ctrl_limit_mib leaves attached controllers alone" \
+	eq "$(val $SYS/mock0/limit_mib)" 32
+rmmod nvme_hmb_mock
+modprobe nvme_hmb_mock nr_ctrls=3 hmpre=16384,8192,51200 \
+	hmmin=3584,8192,823 hmminds=1,512,0 hmmaxd=1024,16,8
+check "ctrl_limit_mib by DMA device: $mock2_dev attached at 16 MiB" \
+	sh -c "[ \$(basename \$(readlink -f $SYS/mock2/device)) = $mock2_dev ] &&
+	       [ \$(cat $SYS/mock2/limit_mib) = 16 ] &&
+	       [ \$(cat $SYS/mock2/size_kib) = 16384 ] &&
+	       [ \$(cat $SYS/mock0/limit_mib) = 128 ]"
+check "ctrl_limit_mib cleared by an empty write" \
+	sh -c "echo > $R && [ -z \"\$(cat $R)\" ]"
 rmmod nvme_hmb_mock
 
 ksft_end
