@@ -83,6 +83,7 @@ le() {
 # FIFO that nobody reads (the shell holds its other end open): it stays
 # mapped and filled until list_done.
 list_page() {
+	# shellcheck disable=SC2059 # the format is the entry's octal escapes
 	printf "$(le 8 "$1")$(le 4 "$2")$(le 4 0)" >"$T/list" || return 1
 	for _i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16; do
 		cat "$T/list" "$T/list" >"$T/list2" && mv "$T/list2" "$T/list"
@@ -152,15 +153,16 @@ N_IO=0
 check "reload nvme with max_host_mem_size_mb=0" reload_nvme max_host_mem_size_mb=0
 check "no HMB enabled by nvme-pci" eq "$(feat ehm)" 0
 
-# BAR0: the first line of the PCI function's resource file
+# BAR0: the first line of the PCI function's resource file, in hex
 read -r bar0 bar0_end _ <"/sys/class/nvme/$CTRL/device/resource"
+bar0=$(printf '%d' "$bar0")
 HSIZE=$(nvme id-ctrl "/dev/$CTRL" | sed -n 's/^hmmin *: *//p')
 [ "${HSIZE:-0}" != 0 ] || HSIZE=1
-echo "# BAR0 $bar0-$bar0_end, HSIZE $HSIZE pages"
+printf '# BAR0 0x%x-%s, HSIZE %s pages\n' "$bar0" "$bar0_end" "$HSIZE"
 
-refused "the descriptor list at BAR0" $(($bar0))
+refused "the descriptor list at BAR0" "$bar0"
 
-if check "a list page of this guest found in pagemap" list_page $(($bar0)) "$HSIZE"; then
+if check "a list page of this guest found in pagemap" list_page "$bar0" "$HSIZE"; then
 	printf '# list at 0x%x\n' "$LIST_PA"
 	refused "a descriptor entry at BAR0" "$LIST_PA"
 else
