@@ -363,6 +363,11 @@ static void hmb_pci_explain_foreign(struct nvme_hmb_port *port)
 	struct hmb_pci_ctrl *pc = to_hmb_pci(port);
 	struct device *dev = port->dev;
 
+	/* The user's choice: one line, at info level. */
+	if (!take_over) {
+		dev_info(dev, "HMB: nvme-pci runs this controller's Host Memory Buffer; nvme-hmb leaves it alone (take_over=0)\n");
+		return;
+	}
 	dev_warn(dev, "HMB: nvme-pci runs this controller's Host Memory Buffer; nvme-hmb leaves it alone\n");
 	if (pc->kept_why && pc->kept_err)
 		dev_warn(dev, "HMB: not taken over from nvme-pci: %s: %pe\n",
@@ -928,8 +933,9 @@ static bool hmb_pci_take_over(struct hmb_pci_ctrl *pc)
 		return false;
 	}
 	pc->pci_had = max(pc->pci_had, size);
-	dev_info(dev, "HMB: nvme-pci disabled and freed its %llu MiB Host Memory Buffer; nvme-hmb takes it over\n",
-		 size >> 20);
+	/* What nvme-hmb sets up instead is the line at info level. */
+	dev_dbg(dev, "HMB: nvme-pci disabled and freed its %llu MiB Host Memory Buffer; nvme-hmb takes it over\n",
+		size >> 20);
 	return true;
 }
 
@@ -1015,8 +1021,9 @@ static void hmb_pci_add(struct pci_dev *pdev, struct nvme_ctrl *nctrl)
 		hmb_pci_free(pc);
 		return;
 	}
-	dev_info(nctrl->device, "HMB: nvme_hmb_pci attached (PCI %s)\n",
-		 pci_name(pdev));
+	/* At info level the engine's one line says what it got. */
+	dev_dbg(nctrl->device, "HMB: nvme_hmb_pci attached (PCI %s)\n",
+		pci_name(pdev));
 	/*
 	 * nvme-pci failed to let go: it keeps its buffer allocated and
 	 * believes it enabled, whatever the controller did with the
@@ -1081,7 +1088,7 @@ static void hmb_pci_release(struct hmb_pci_ctrl *pc, bool give_back)
 	 */
 	nvme_hmb_detach(pc->hmb);
 	hmb_pci_list_del(pc);
-	dev_info(nctrl->device, "HMB: nvme_hmb_pci detached\n");
+	dev_dbg(nctrl->device, "HMB: nvme_hmb_pci detached\n");
 	hmb_pci_give_back(pc, !give_back || state != NVME_CTRL_LIVE);
 	hmb_pci_free(pc);
 }
@@ -1491,10 +1498,10 @@ static int __init hmb_pci_init(void)
 	}
 
 	hmb_pci_scan();
-	pr_info("loaded; watching controller resets: %s; taking HMBs over from nvme-pci: %s\n",
-		hmb_pci_kprobe_on ? "yes (kprobe on nvme_start_ctrl)" : "no",
-		!take_over ? "no (take_over=0)" :
-		hmb_pci_kprobe_on && hmb_pci_kretprobe_on ? "yes" : "no");
+	pr_debug("loaded; watching controller resets: %s; taking HMBs over from nvme-pci: %s\n",
+		 hmb_pci_kprobe_on ? "yes (kprobe on nvme_start_ctrl)" : "no",
+		 !take_over ? "no (take_over=0)" :
+		 hmb_pci_kprobe_on && hmb_pci_kretprobe_on ? "yes" : "no");
 	return 0;
 
 err_hooks:
