@@ -664,7 +664,8 @@ static void nvme_hmb_explain_off(struct nvme_hmb_ctrl *ctrl)
 	ctrl->shown = 0;
 	switch (ctrl->reason) {
 	case NVME_HMB_R_NOT_ASKED:
-		dev_info(dev, "HMB not used: the controller asks for none (HMPRE 0)\n");
+		/* A drive with DRAM: nothing at info level, as nvme-pci. */
+		dev_dbg(dev, "HMB not used: the controller asks for none (HMPRE 0)\n");
 		break;
 	case NVME_HMB_R_HMMIN_ABOVE_LIMIT:
 		dev_warn_ratelimited(dev, "HMB off: HMMIN %s is above limit_mib %llu\n",

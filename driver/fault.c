@@ -25,8 +25,12 @@
  * of one task only is what /proc/self/fail-nth does; it covers these
  * sites as well, since should_fail() honours it.
  *
- * Without CONFIG_FAULT_INJECTION_DEBUG_FS (Debian's kernels) nothing of
- * this is built and nvme_hmb_fault() is false.  dma_held, the engine's own
+ * This file is built only into the test build (NVME_HMB_TESTS=1, as
+ * scripts/build-modules does for make test, demo and bench; Kbuild then
+ * defines NVME_HMB_TEST_HOOKS): the module `make` and DKMS build has none
+ * of it, and internal.h's stubs stand in.  Without
+ * CONFIG_FAULT_INJECTION_DEBUG_FS (Debian's kernels) the fault injection
+ * is left out of the test build too and nvme_hmb_fault() is false.  dma_held, the engine's own
  * count of what it took from the DMA API and has not given back, exists
  * whenever debugfs does: a leak shows there whatever the DMA API's own
  * debugging can see (which tracks the mapped pages of the buffers, but not

@@ -377,7 +377,8 @@ bool nvme_hmb_limits_match(const struct nvme_hmb_limit_rule *rules,
 #endif
 
 /* ---------------------------------------------------------------------
- * fault.c: fault injection at the allocation sites, DMA accounting
+ * fault.c (test build only): fault injection at the allocation sites,
+ * DMA accounting
  */
 
 /* Where the engine asks for memory.  Keep nvme_hmb_site_names in sync. */
@@ -396,7 +397,12 @@ enum nvme_hmb_site {
 	NVME_HMB_SITE_NR
 };
 
-#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+/*
+ * fault.c is built only into the test build (NVME_HMB_TESTS=1, which
+ * defines NVME_HMB_TEST_HOOKS): the module a user builds has no debugfs
+ * files, no fail_alloc parameter and no DMA accounting.
+ */
+#if defined(NVME_HMB_TEST_HOOKS) && defined(CONFIG_FAULT_INJECTION_DEBUG_FS)
 bool nvme_hmb_fault(enum nvme_hmb_site site);
 bool nvme_hmb_fault_severe(void);
 #else
@@ -411,6 +417,7 @@ static inline bool nvme_hmb_fault_severe(void)
 }
 #endif
 
+#ifdef NVME_HMB_TEST_HOOKS
 /* What the engine holds from the DMA API, all controllers together. */
 extern atomic64_t nvme_hmb_dma_allocs;
 extern atomic64_t nvme_hmb_dma_bytes;
@@ -423,6 +430,20 @@ static inline void nvme_hmb_dma_account(u64 bytes, int n)
 
 int nvme_hmb_debugfs_init(void);
 void nvme_hmb_debugfs_exit(void);
+#else
+static inline void nvme_hmb_dma_account(u64 bytes, int n)
+{
+}
+
+static inline int nvme_hmb_debugfs_init(void)
+{
+	return 0;
+}
+
+static inline void nvme_hmb_debugfs_exit(void)
+{
+}
+#endif
 
 /* ---------------------------------------------------------------------
  * shrinker.c and pm.c

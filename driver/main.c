@@ -145,13 +145,14 @@ static void nvme_hmb_describe(struct nvme_hmb_ctrl *ctrl)
 
 	if (!caps->pref)
 		return;
-	dev_info(ctrl->port->dev,
-		 "HMB asked: preferred %s, minimum %s, buffers of at least %s, at most %u descriptors%s; limit %s\n",
-		 nvme_hmb_sz_str(&a, caps->pref),
-		 nvme_hmb_sz_str(&b, caps->min),
-		 nvme_hmb_sz_str(&c, caps->min_chunk),
-		 caps->max_descs, caps->max_descs ? "" : " (no limit)",
-		 nvme_hmb_sz_str(&d, ctrl->limit));
+	/* Info level is the one line of what it got (nvme_hmb_report()). */
+	dev_dbg(ctrl->port->dev,
+		"HMB asked: preferred %s, minimum %s, buffers of at least %s, at most %u descriptors%s; limit %s\n",
+		nvme_hmb_sz_str(&a, caps->pref),
+		nvme_hmb_sz_str(&b, caps->min),
+		nvme_hmb_sz_str(&c, caps->min_chunk),
+		caps->max_descs, caps->max_descs ? "" : " (no limit)",
+		nvme_hmb_sz_str(&d, ctrl->limit));
 	if (caps->min_above_pref)
 		dev_warn(ctrl->port->dev,
 			 "HMB: Identify says HMMIN (%u pages) above HMPRE (%u pages); taking HMMIN as preferred\n",
@@ -284,8 +285,9 @@ static int __init nvme_hmb_init(void)
 	ret = nvme_hmb_shrinker_init();
 	if (ret)
 		goto err_pm;
-	pr_info("loaded; default limit %llu MiB\n",
-		nvme_hmb_initial_limit() >> 20);
+	/* Nothing at info level: a controller's HMB gets a line of its own. */
+	pr_debug("loaded; default limit %llu MiB\n",
+		 nvme_hmb_initial_limit() >> 20);
 	return 0;
 
 err_pm:

@@ -32,14 +32,16 @@ fi
 BDF=$(basename "$(readlink -f /sys/class/nvme/$CTRL/device)")
 mkdir -p "$T"
 
-echo "1..52"
+echo "1..53"
 
 modprobe -r nvme_hmb_pci nvme_hmb_mock nvme_hmb 2>/dev/null
 check "I/O before the backend is loaded" io_ok 0
 
 # --- 1. load: QEMU's controller asks for no HMB -------------------------
 dmesg_mark
-check "modprobe nvme_hmb_pci" modprobe nvme_hmb_pci
+# with the debug messages on from the start, wherever this runs
+check "modprobe nvme_hmb_pci" sh -c \
+	"modprobe nvme_hmb dyndbg=+p && modprobe nvme_hmb_pci dyndbg=+p"
 # "reset noticed" is a debug message (a reset is routine)
 check "our debug messages on" dyndbg on
 check "$CTRL directory exists" test -d $SYS/$CTRL
@@ -48,11 +50,18 @@ check "hmpre_kib is 0 (read through the admin queue)" \
 check "size_kib is 0" eq "$(val $SYS/$CTRL/size_kib)" 0
 check "state is off" eq "$(val $SYS/$CTRL/state)" off
 check "reason: HMPRE 0" eq "$(val $SYS/$CTRL/reason)" not-asked
-check "dmesg: attached" dmesg_has "$CTRL: HMB: nvme_hmb_pci attached (PCI $BDF)"
-check "dmesg: the controller asks for none" \
-	dmesg_has "$CTRL: HMB not used: the controller asks for none (HMPRE 0)"
-check "dmesg: resets are watched" \
-	dmesg_has "nvme_hmb_pci: loaded; watching controller resets: yes"
+check "dmesg: attached (debug level)" \
+	dmesg_has_at 7 "$CTRL: HMB: nvme_hmb_pci attached \\(PCI $BDF\\)"
+check "dmesg: the controller asks for none (debug level)" \
+	dmesg_has_at 7 "$CTRL: HMB not used: the controller asks for none \\(HMPRE 0\\)"
+check "dmesg: resets are watched (debug level)" \
+	dmesg_has_at 7 "nvme_hmb_pci: loaded; watching controller resets: yes"
+nothing_at_info() {
+	_info=$(dmesg_ours_at 0-6)
+	[ -z "$_info" ] || { echo "$_info" | sed 's/^/# /'; return 1; }
+}
+check "dmesg: nothing of ours at info level for a drive with DRAM, as nvme-pci" \
+	nothing_at_info
 check "no Set Features sent (cmd_failures 0, enables 0)" \
 	sh -c "[ $(stat_of $CTRL cmd_failures) = 0 ] &&
 	       [ $(stat_of $CTRL enables) = 0 ]"

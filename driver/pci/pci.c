@@ -69,8 +69,6 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/bitops.h>
-#include <linux/ctype.h>
-#include <linux/debugfs.h>
 #include <linux/delay.h>
 #include <linux/device.h>
 #include <linux/err.h>
@@ -89,7 +87,6 @@
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
-#include <linux/uaccess.h>
 #include <linux/workqueue.h>
 
 #include "compat.h"
@@ -101,28 +98,15 @@
 #include "nvme-private/nvme-dev.h"
 #endif
 #include "nvme-layout.h"
+#include "hooks.h"
 
-#define HMB_PCI_MAX_FORCE	8
 #define HMB_PCI_POLL_MS		1000
 #define HMB_PCI_POLL_TRIES	60
-#define HMB_PCI_HOLD_MAX_MS	60000
 #define HMB_PCI_WATCH_MS	200
 
 /* ---------------------------------------------------------------------
  * Data structures
  */
-
-/* One force= entry: the Identify fields a controller is made to show. */
-struct hmb_pci_force {
-	char name[16];
-	struct nvme_hmb_id id;
-	unsigned int given;		/* HMB_PCI_F_* of the fields given */
-};
-
-#define HMB_PCI_F_HMPRE		BIT(0)
-#define HMB_PCI_F_HMMIN		BIT(1)
-#define HMB_PCI_F_HMMINDS	BIT(2)
-#define HMB_PCI_F_HMMAXD	BIT(3)
 
 struct hmb_pci_ctrl {
 	struct nvme_hmb_port port;
@@ -132,7 +116,6 @@ struct hmb_pci_ctrl {
 	struct nvme_ctrl *nctrl;	/* reference on nctrl->device held */
 	struct nvme_dev *ndev;		/* nvme-pci's, around nctrl */
 	struct nvme_hmb_ctrl *hmb;
-	const struct hmb_pci_force *force;
 	unsigned long events;		/* HMB_PCI_EV_*, atomic bit operations */
 	/*
 	 * Starts of the controller seen by the kprobe (its reset ends), and
@@ -186,174 +169,6 @@ static DEFINE_IRQ_WORK(hmb_pci_kick, hmb_pci_kick_fn);
 static bool hmb_pci_kprobe_on;
 static bool hmb_pci_kretprobe_on;
 static unsigned int hmb_pci_poll_left;	/* under hmb_pci_lock */
-
-/* debugfs hold_reset_ms (tests): how long a reset report waits. */
-static u32 hmb_pci_hold_reset_ms;
-
-/*
- * debugfs miss_init (tests): how many calls of nvme_init_ctrl_finish() the
- * kretprobe lets go by, as when all its instances are busy; under
- * hmb_pci_evt_lock once set.
- */
-static u32 hmb_pci_miss_init;
-
-/* debugfs refuse (tests): a controller not to run; under hmb_pci_lock. */
-static char hmb_pci_refused[sizeof(((struct nvme_hmb_port *)0)->name)];
-
-static struct hmb_pci_force hmb_pci_forces[HMB_PCI_MAX_FORCE];
-static unsigned int hmb_pci_nr_forces;
-
-/* ---------------------------------------------------------------------
- * Module parameter: force= (tests only)
- */
-
-static char force[256];
-module_param_string(force, force, sizeof(force), 0400);
-MODULE_PARM_DESC(force,
-		 "TEST ONLY, taints the kernel: make controllers show these Identify HMB fields, e.g. nvme0:hmpre=4096,hmmin=1024[,hmminds=N,hmmaxd=N][;nvme1:...] (4 KiB units, decimal)");
-
-/* A decimal number, digits only (no sign, no space, no newline). */
-static int __init hmb_pci_parse_u32(const char *s, u32 max, u32 *val)
-{
-	const char *p;
-
-	if (!*s)
-		return -EINVAL;
-	for (p = s; *p; p++)
-		if (!isdigit(*p))
-			return -EINVAL;
-	if (kstrtou32(s, 10, val))
-		return -EINVAL;
-	return *val > max ? -EINVAL : 0;
-}
-
-/* "nvme" followed by decimal digits, shorter than the port's name. */
-static bool __init hmb_pci_valid_name(const char *name)
-{
-	const char *p;
-
-	if (strncmp(name, "nvme", 4) || !name[4] ||
-	    strlen(name) >= sizeof(((struct nvme_hmb_port *)0)->name))
-		return false;
-	for (p = name + 4; *p; p++)
-		if (!isdigit(*p))
-			return false;
-	return true;
-}
-
-static int __init hmb_pci_parse_entry(char *ent, struct hmb_pci_force *f)
-{
-	static const struct {
-		const char *key;
-		unsigned int flag;
-		u32 max;
-	} keys[] = {
-		{ "hmpre",	HMB_PCI_F_HMPRE,	U32_MAX },
-		{ "hmmin",	HMB_PCI_F_HMMIN,	U32_MAX },
-		{ "hmminds",	HMB_PCI_F_HMMINDS,	U32_MAX },
-		{ "hmmaxd",	HMB_PCI_F_HMMAXD,	U16_MAX },
-	};
-	char *name, *kv, *val;
-	unsigned int i;
-	u32 v;
-
-	name = strsep(&ent, ":");
-	if (!ent || !hmb_pci_valid_name(name)) {
-		pr_err("force: '%s' is not 'nvmeN:key=value,...'\n", name);
-		return -EINVAL;
-	}
-	strscpy(f->name, name, sizeof(f->name));
-	while ((kv = strsep(&ent, ",")) != NULL) {
-		val = kv;
-		kv = strsep(&val, "=");
-		for (i = 0; i < ARRAY_SIZE(keys); i++)
-			if (!strcmp(kv, keys[i].key))
-				break;
-		if (i == ARRAY_SIZE(keys) || !val) {
-			pr_err("force: %s: '%s' is not one of hmpre=, hmmin=, hmminds=, hmmaxd=\n",
-			       f->name, kv);
-			return -EINVAL;
-		}
-		if (f->given & keys[i].flag) {
-			pr_err("force: %s: %s given twice\n", f->name, kv);
-			return -EINVAL;
-		}
-		if (hmb_pci_parse_u32(val, keys[i].max, &v)) {
-			pr_err("force: %s: %s='%s' is not a decimal number 0-%u\n",
-			       f->name, kv, val, keys[i].max);
-			return -EINVAL;
-		}
-		f->given |= keys[i].flag;
-		switch (keys[i].flag) {
-		case HMB_PCI_F_HMPRE:
-			f->id.hmpre = v;
-			break;
-		case HMB_PCI_F_HMMIN:
-			f->id.hmmin = v;
-			break;
-		case HMB_PCI_F_HMMINDS:
-			f->id.hmminds = v;
-			break;
-		default:
-			f->id.hmmaxd = v;
-			break;
-		}
-	}
-	return 0;
-}
-
-static int __init hmb_pci_parse_force(void)
-{
-	char *copy, *s, *ent;
-	unsigned int i;
-	int ret = 0;
-
-	if (!force[0])
-		return 0;
-	copy = kstrdup(force, GFP_KERNEL);
-	if (!copy)
-		return -ENOMEM;
-	s = copy;
-	while ((ent = strsep(&s, ";")) != NULL) {
-		struct hmb_pci_force *f;
-
-		if (hmb_pci_nr_forces == HMB_PCI_MAX_FORCE) {
-			pr_err("force: more than %u controllers\n",
-			       HMB_PCI_MAX_FORCE);
-			ret = -EINVAL;
-			break;
-		}
-		f = &hmb_pci_forces[hmb_pci_nr_forces];
-		ret = hmb_pci_parse_entry(ent, f);
-		if (ret)
-			break;
-		for (i = 0; i < hmb_pci_nr_forces; i++) {
-			if (!strcmp(hmb_pci_forces[i].name, f->name)) {
-				pr_err("force: %s given twice\n", f->name);
-				ret = -EINVAL;
-			}
-		}
-		if (ret)
-			break;
-		hmb_pci_nr_forces++;
-	}
-	kfree(copy);
-	if (ret) {
-		memset(hmb_pci_forces, 0, sizeof(hmb_pci_forces));
-		hmb_pci_nr_forces = 0;
-	}
-	return ret;
-}
-
-static const struct hmb_pci_force *hmb_pci_find_force(const char *name)
-{
-	unsigned int i;
-
-	for (i = 0; i < hmb_pci_nr_forces; i++)
-		if (!strcmp(hmb_pci_forces[i].name, name))
-			return &hmb_pci_forces[i];
-	return NULL;
-}
 
 /* ---------------------------------------------------------------------
  * Admin commands (the ops); called by the engine with its lock held
@@ -426,7 +241,6 @@ static void hmb_pci_note_cancel(struct hmb_pci_ctrl *pc, int ret,
 static int hmb_pci_identify(struct nvme_hmb_port *port, struct nvme_hmb_id *id)
 {
 	struct hmb_pci_ctrl *pc = to_hmb_pci(port);
-	const struct hmb_pci_force *f = pc->force;
 	unsigned long flags;
 
 	/*
@@ -441,23 +255,7 @@ static int hmb_pci_identify(struct nvme_hmb_port *port, struct nvme_hmb_id *id)
 	id->hmmin = READ_ONCE(pc->nctrl->hmmin);
 	id->hmminds = READ_ONCE(pc->nctrl->hmminds);
 	id->hmmaxd = READ_ONCE(pc->nctrl->hmmaxd);
-	if (!f)
-		return 0;
-	dev_warn(port->dev,
-		 "HMB: force= (TEST ONLY): Identify says HMPRE %u HMMIN %u HMMINDS %u HMMAXD %u; using HMPRE %u HMMIN %u HMMINDS %u HMMAXD %u\n",
-		 id->hmpre, id->hmmin, id->hmminds, id->hmmaxd,
-		 f->given & HMB_PCI_F_HMPRE ? f->id.hmpre : id->hmpre,
-		 f->given & HMB_PCI_F_HMMIN ? f->id.hmmin : id->hmmin,
-		 f->given & HMB_PCI_F_HMMINDS ? f->id.hmminds : id->hmminds,
-		 f->given & HMB_PCI_F_HMMAXD ? f->id.hmmaxd : id->hmmaxd);
-	if (f->given & HMB_PCI_F_HMPRE)
-		id->hmpre = f->id.hmpre;
-	if (f->given & HMB_PCI_F_HMMIN)
-		id->hmmin = f->id.hmmin;
-	if (f->given & HMB_PCI_F_HMMINDS)
-		id->hmminds = f->id.hmminds;
-	if (f->given & HMB_PCI_F_HMMAXD)
-		id->hmmaxd = f->id.hmmaxd;
+	hmb_pci_hooks_identify(port->dev, port->name, id);
 	return 0;
 }
 
@@ -565,6 +363,11 @@ static void hmb_pci_explain_foreign(struct nvme_hmb_port *port)
 	struct hmb_pci_ctrl *pc = to_hmb_pci(port);
 	struct device *dev = port->dev;
 
+	/* The user's choice: one line, at info level. */
+	if (!take_over) {
+		dev_info(dev, "HMB: nvme-pci runs this controller's Host Memory Buffer; nvme-hmb leaves it alone (take_over=0)\n");
+		return;
+	}
 	dev_warn(dev, "HMB: nvme-pci runs this controller's Host Memory Buffer; nvme-hmb leaves it alone\n");
 	if (pc->kept_why && pc->kept_err)
 		dev_warn(dev, "HMB: not taken over from nvme-pci: %s: %pe\n",
@@ -941,17 +744,6 @@ static struct hmb_pci_ctrl *hmb_pci_lookup(struct pci_dev *pdev)
 	return pc;
 }
 
-/* Whether debugfs refuse names @name (tests). */
-static bool hmb_pci_is_refused(const char *name)
-{
-	bool refused;
-
-	mutex_lock(&hmb_pci_lock);
-	refused = hmb_pci_refused[0] && !strcmp(hmb_pci_refused, name);
-	mutex_unlock(&hmb_pci_lock);
-	return refused;
-}
-
 /* Add to the list unless the module is going.  Return: false if it is. */
 static bool hmb_pci_list_add(struct hmb_pci_ctrl *pc)
 {
@@ -1141,8 +933,9 @@ static bool hmb_pci_take_over(struct hmb_pci_ctrl *pc)
 		return false;
 	}
 	pc->pci_had = max(pc->pci_had, size);
-	dev_info(dev, "HMB: nvme-pci disabled and freed its %llu MiB Host Memory Buffer; nvme-hmb takes it over\n",
-		 size >> 20);
+	/* What nvme-hmb sets up instead is the line at info level. */
+	dev_dbg(dev, "HMB: nvme-pci disabled and freed its %llu MiB Host Memory Buffer; nvme-hmb takes it over\n",
+		size >> 20);
 	return true;
 }
 
@@ -1191,8 +984,7 @@ static void hmb_pci_add(struct pci_dev *pdev, struct nvme_ctrl *nctrl)
 	struct nvme_dev *ndev;
 	int ret;
 
-	if (hmb_pci_is_refused(dev_name(nctrl->device))) {
-		dev_info(nctrl->device, "HMB: refused (debugfs nvme_hmb_pci/refuse); nvme-pci keeps the HMB\n");
+	if (hmb_pci_hooks_refused(nctrl->device)) {
 		put_device(nctrl->device);
 		return;
 	}
@@ -1216,7 +1008,6 @@ static void hmb_pci_add(struct pci_dev *pdev, struct nvme_ctrl *nctrl)
 	pc->port.dev = nctrl->device;
 	pc->port.dma_dev = &pdev->dev;
 	pc->port.ops = &hmb_pci_port_ops;
-	pc->force = hmb_pci_find_force(pc->port.name);
 
 	pc->hmb = nvme_hmb_attach(&pc->port);
 	if (IS_ERR(pc->hmb)) {
@@ -1230,8 +1021,9 @@ static void hmb_pci_add(struct pci_dev *pdev, struct nvme_ctrl *nctrl)
 		hmb_pci_free(pc);
 		return;
 	}
-	dev_info(nctrl->device, "HMB: nvme_hmb_pci attached (PCI %s)\n",
-		 pci_name(pdev));
+	/* At info level the engine's one line says what it got. */
+	dev_dbg(nctrl->device, "HMB: nvme_hmb_pci attached (PCI %s)\n",
+		pci_name(pdev));
 	/*
 	 * nvme-pci failed to let go: it keeps its buffer allocated and
 	 * believes it enabled, whatever the controller did with the
@@ -1296,7 +1088,7 @@ static void hmb_pci_release(struct hmb_pci_ctrl *pc, bool give_back)
 	 */
 	nvme_hmb_detach(pc->hmb);
 	hmb_pci_list_del(pc);
-	dev_info(nctrl->device, "HMB: nvme_hmb_pci detached\n");
+	dev_dbg(nctrl->device, "HMB: nvme_hmb_pci detached\n");
 	hmb_pci_give_back(pc, !give_back || state != NVME_CTRL_LIVE);
 	hmb_pci_free(pc);
 }
@@ -1340,7 +1132,6 @@ static void hmb_pci_reset(struct hmb_pci_ctrl *pc)
 {
 	struct device *dev = pc->port.dev;
 	enum nvme_ctrl_state state = nvme_ctrl_state(pc->nctrl);
-	u32 hold;
 
 	if (state != NVME_CTRL_LIVE) { /* fate: pci-reset-live, both */
 		/* Another reset is under way; its end brings us back here. */
@@ -1350,13 +1141,7 @@ static void hmb_pci_reset(struct hmb_pci_ctrl *pc)
 	}
 	/* Routine: nvme-pci says nothing of its HMB in a reset either. */
 	dev_dbg(dev, "HMB: controller reset noticed\n");
-	hold = min(READ_ONCE(hmb_pci_hold_reset_ms), HMB_PCI_HOLD_MAX_MS);
-	if (hold) {
-		/* Tests: the report comes late, whatever ran meanwhile. */
-		dev_dbg(dev, "HMB: reset report held for %u ms (debugfs hold_reset_ms)\n",
-			hold);
-		msleep(hold);
-	}
+	hmb_pci_hooks_hold_reset(dev);
 	/*
 	 * nvme-pci set its own up in the reset (the kretprobe missed it, or
 	 * nothing was taken): take it over again before the engine reads
@@ -1523,11 +1308,8 @@ static int hmb_pci_krp_ret(struct kretprobe_instance *ri,
 	unsigned long flags;
 
 	spin_lock_irqsave(&hmb_pci_evt_lock, flags);
-	if (hmb_pci_miss_init) {
-		/* Tests: missed; the reset's report takes it over again. */
-		hmb_pci_miss_init--;
+	if (hmb_pci_hooks_miss_init())
 		goto out;
-	}
 	list_for_each_entry(pc, &hmb_pci_ctrls, node) {
 		if ((void *)pc->nctrl != call->nctrl || !pc->taken)
 			continue;
@@ -1547,112 +1329,6 @@ static struct kretprobe hmb_pci_krp = {
 	.data_size	= sizeof(struct hmb_pci_init_call),
 	.maxactive	= 32,
 };
-
-/*
- * A controller's name written to a debugfs file of ours, into @buf of
- * @size bytes.  Return: the name, trimmed, or an ERR_PTR.
- */
-static char *hmb_pci_user_name(const char __user *ubuf, size_t count,
-			       char *buf, size_t size)
-{
-	if (!count || count >= size)
-		return ERR_PTR(-EINVAL);
-	if (copy_from_user(buf, ubuf, count))
-		return ERR_PTR(-EFAULT);
-	buf[count] = '\0';
-	return strim(buf);
-}
-
-/*
- * debugfs nvme_hmb_pci/report_reset (0200, tests): writing a controller's
- * name reports a reset of it as the kprobe does.  With no reset behind
- * it, the report is a late one: the engine finds its buffer still enabled,
- * as last sent, and must leave it as it is.
- */
-static ssize_t hmb_pci_report_reset_write(struct file *file,
-					  const char __user *ubuf,
-					  size_t count, loff_t *ppos)
-{
-	char buf[sizeof(((struct nvme_hmb_port *)0)->name)];
-	struct hmb_pci_ctrl *pc;
-	unsigned long flags;
-	bool found = false;
-	char *name;
-
-	name = hmb_pci_user_name(ubuf, count, buf, sizeof(buf));
-	if (IS_ERR(name))
-		return PTR_ERR(name);
-
-	spin_lock_irqsave(&hmb_pci_evt_lock, flags);
-	list_for_each_entry(pc, &hmb_pci_ctrls, node) {
-		if (!strcmp(pc->port.name, name)) {
-			set_bit(HMB_PCI_EV_RESET, &pc->events);
-			found = true;
-		}
-	}
-	spin_unlock_irqrestore(&hmb_pci_evt_lock, flags);
-	if (!found)
-		return -ENODEV;
-	mod_delayed_work(hmb_pci_wq, &hmb_pci_work, 0);
-	return count;
-}
-
-static const struct file_operations hmb_pci_report_reset_fops = {
-	.owner	= THIS_MODULE,
-	.open	= simple_open,
-	.write	= hmb_pci_report_reset_write,
-	.llseek	= noop_llseek,
-};
-
-/*
- * debugfs nvme_hmb_pci/refuse (0600, tests): writing a controller's name
- * refuses it, as a controller that fails its checks is refused: if it is
- * attached it is detached and its HMB handed back to nvme-pci, and it is
- * not attached again.  Writing an empty line lifts the refusal.
- */
-static ssize_t hmb_pci_refuse_write(struct file *file,
-				    const char __user *ubuf, size_t count,
-				    loff_t *ppos)
-{
-	char buf[sizeof(hmb_pci_refused)];
-	struct hmb_pci_ctrl *pc;
-	struct pci_dev *pdev = NULL;
-	char *name;
-
-	name = hmb_pci_user_name(ubuf, count, buf, sizeof(buf));
-	if (IS_ERR(name))
-		return PTR_ERR(name);
-
-	mutex_lock(&hmb_pci_lock);
-	strscpy(hmb_pci_refused, name, sizeof(hmb_pci_refused));
-	list_for_each_entry(pc, &hmb_pci_ctrls, node) {
-		if (*name && !strcmp(pc->port.name, name)) {
-			pdev = pci_dev_get(pc->pdev);
-			break;
-		}
-	}
-	if (!*name && !hmb_pci_exiting)
-		mod_delayed_work(hmb_pci_wq, &hmb_pci_work, 0);
-	mutex_unlock(&hmb_pci_lock);
-	if (!pdev)
-		return count;
-	device_lock(&pdev->dev);
-	pc = hmb_pci_lookup(pdev);
-	if (pc && !strcmp(pc->port.name, name))
-		hmb_pci_release(pc, true);
-	device_unlock(&pdev->dev);
-	pci_dev_put(pdev);
-	return count;
-}
-
-static const struct file_operations hmb_pci_refuse_fops = {
-	.owner	= THIS_MODULE,
-	.open	= simple_open,
-	.write	= hmb_pci_refuse_write,
-	.llseek	= noop_llseek,
-};
-
-static struct dentry *hmb_pci_debugfs;
 
 static int hmb_pci_bus_notify(struct notifier_block *nb, unsigned long action,
 			      void *data)
@@ -1701,6 +1377,69 @@ static struct notifier_block hmb_pci_nb = {
 };
 
 /* ---------------------------------------------------------------------
+ * What the test hooks may ask for (hooks.h); nothing else calls these
+ */
+
+/* A reset of @name reported as the kprobe reports one. */
+static int hmb_pci_hook_report_reset(const char *name)
+{
+	struct hmb_pci_ctrl *pc;
+	unsigned long flags;
+	bool found = false;
+
+	spin_lock_irqsave(&hmb_pci_evt_lock, flags);
+	list_for_each_entry(pc, &hmb_pci_ctrls, node) {
+		if (!strcmp(pc->port.name, name)) {
+			set_bit(HMB_PCI_EV_RESET, &pc->events);
+			found = true;
+		}
+	}
+	spin_unlock_irqrestore(&hmb_pci_evt_lock, flags);
+	if (!found)
+		return -ENODEV;
+	mod_delayed_work(hmb_pci_wq, &hmb_pci_work, 0);
+	return 0;
+}
+
+/* @name detached as a controller that fails its checks is. */
+static void hmb_pci_hook_release(const char *name)
+{
+	struct hmb_pci_ctrl *pc;
+	struct pci_dev *pdev = NULL;
+
+	mutex_lock(&hmb_pci_lock);
+	list_for_each_entry(pc, &hmb_pci_ctrls, node) {
+		if (!strcmp(pc->port.name, name)) {
+			pdev = pci_dev_get(pc->pdev);
+			break;
+		}
+	}
+	mutex_unlock(&hmb_pci_lock);
+	if (!pdev)
+		return;
+	device_lock(&pdev->dev);
+	pc = hmb_pci_lookup(pdev);
+	if (pc && !strcmp(pc->port.name, name))
+		hmb_pci_release(pc, true);
+	device_unlock(&pdev->dev);
+	pci_dev_put(pdev);
+}
+
+static void hmb_pci_hook_rescan(void)
+{
+	mutex_lock(&hmb_pci_lock);
+	if (!hmb_pci_exiting)
+		mod_delayed_work(hmb_pci_wq, &hmb_pci_work, 0);
+	mutex_unlock(&hmb_pci_lock);
+}
+
+static const struct hmb_pci_hook_ops hmb_pci_hook_ops = {
+	.report_reset	= hmb_pci_hook_report_reset,
+	.release	= hmb_pci_hook_release,
+	.rescan		= hmb_pci_hook_rescan,
+};
+
+/* ---------------------------------------------------------------------
  * Init and exit
  */
 
@@ -1731,21 +1470,16 @@ static int __init hmb_pci_init(void)
 {
 	int ret;
 
-	ret = hmb_pci_parse_force();
-	if (ret)
-		return ret;
-	if (hmb_pci_nr_forces) {
-		pr_warn("force=%s: TEST ONLY, controllers will show Identify values they do not have; tainting the kernel\n",
-			force);
-		add_taint(TAINT_USER, LOCKDEP_STILL_OK);
-	}
-
 	hmb_pci_wq = alloc_ordered_workqueue("nvme_hmb_pci", 0);
 	if (!hmb_pci_wq)
 		return -ENOMEM;
-	ret = bus_register_notifier(&pci_bus_type, &hmb_pci_nb);
+	/* Before the first attach: force= applies to it. */
+	ret = hmb_pci_hooks_init(&hmb_pci_hook_ops);
 	if (ret)
 		goto err_wq;
+	ret = bus_register_notifier(&pci_bus_type, &hmb_pci_nb);
+	if (ret)
+		goto err_hooks;
 
 	ret = register_kprobe(&hmb_pci_kp);
 	if (ret) {
@@ -1763,23 +1497,15 @@ static int __init hmb_pci_init(void)
 			hmb_pci_kretprobe_on = true;
 	}
 
-	hmb_pci_debugfs = debugfs_create_dir(KBUILD_MODNAME, NULL);
-	debugfs_create_file("report_reset", 0200, hmb_pci_debugfs, NULL,
-			    &hmb_pci_report_reset_fops);
-	debugfs_create_u32("hold_reset_ms", 0600, hmb_pci_debugfs,
-			   &hmb_pci_hold_reset_ms);
-	debugfs_create_u32("miss_init", 0600, hmb_pci_debugfs,
-			   &hmb_pci_miss_init);
-	debugfs_create_file("refuse", 0200, hmb_pci_debugfs, NULL,
-			    &hmb_pci_refuse_fops);
-
 	hmb_pci_scan();
-	pr_info("loaded; watching controller resets: %s; taking HMBs over from nvme-pci: %s\n",
-		hmb_pci_kprobe_on ? "yes (kprobe on nvme_start_ctrl)" : "no",
-		!take_over ? "no (take_over=0)" :
-		hmb_pci_kprobe_on && hmb_pci_kretprobe_on ? "yes" : "no");
+	pr_debug("loaded; watching controller resets: %s; taking HMBs over from nvme-pci: %s\n",
+		 hmb_pci_kprobe_on ? "yes (kprobe on nvme_start_ctrl)" : "no",
+		 !take_over ? "no (take_over=0)" :
+		 hmb_pci_kprobe_on && hmb_pci_kretprobe_on ? "yes" : "no");
 	return 0;
 
+err_hooks:
+	hmb_pci_hooks_exit();
 err_wq:
 	destroy_workqueue(hmb_pci_wq);
 	return ret;
@@ -1787,7 +1513,7 @@ err_wq:
 
 static void __exit hmb_pci_exit(void)
 {
-	debugfs_remove(hmb_pci_debugfs);
+	hmb_pci_hooks_exit();
 	mutex_lock(&hmb_pci_lock);
 	hmb_pci_exiting = true;
 	mutex_unlock(&hmb_pci_lock);
