@@ -420,6 +420,7 @@ struct nvme_hmb_zone_mem {
 	unsigned long high;		/* high watermark, with any boost */
 	unsigned long reserve;		/* lowmem reserve for the reclaim's zone */
 };
+
 int nvme_hmb_shrinker_init(void);
 void nvme_hmb_shrinker_exit(void);
 int nvme_hmb_pm_init(void);
