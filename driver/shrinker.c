@@ -32,12 +32,13 @@
  * reclaim is for (those up to gfp_zone() of its gfp_mask) are below the
  * sum of those zones' high watermarks plus their lowmem reserves for that
  * zone, free CMA pages not counted (the HMB is never taken from CMA, and
- * an unmovable allocation cannot use them).  kswapd wakes when every zone
- * of a node is below its low watermark and reclaims until one is above
- * its high watermark again, and direct reclaim runs below the min one: in
- * both, memory is short by this measure, so real pressure still takes the
- * HMB back, before the OOM killer, as it did.  After drop_caches the free
- * pages are far above the high watermarks, and the HMB stays.
+ * an unmovable allocation cannot use them).  kswapd is woken when an
+ * allocation finds every zone it may use below its low watermark, and
+ * reclaims until one is above its high watermark again; direct reclaim
+ * runs below the min one.  In both, memory is short by this measure, so
+ * real pressure takes the HMB back, before the OOM killer.  After
+ * drop_caches the free pages are normally far above the high
+ * watermarks, and the HMB stays.
  *
  * The other signals were weighed and not taken: the gfp_mask does not
  * tell drop_caches (GFP_KERNEL) from kswapd (GFP_KERNEL) or from direct
@@ -108,7 +109,7 @@ EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_zones_short);
 static bool nvme_hmb_memory_short(gfp_t gfp_mask)
 {
 	struct nvme_hmb_zone_mem zones[MAX_NR_ZONES];
-	enum zone_type high = gfp_zone(gfp_mask);
+	enum zone_type top = gfp_zone(gfp_mask);
 	int nid;
 
 	if (READ_ONCE(nvme_hmb_reclaim_plenty) || nvme_hmb_fault_severe())
@@ -118,7 +119,7 @@ static bool nvme_hmb_memory_short(gfp_t gfp_mask)
 		unsigned int nr = 0;
 		int i;
 
-		for (i = 0; i <= high; i++) {
+		for (i = 0; i <= top; i++) {
 			struct zone *z = &pgdat->node_zones[i];
 
 			if (!managed_zone(z))
@@ -127,7 +128,7 @@ static bool nvme_hmb_memory_short(gfp_t gfp_mask)
 			zones[nr].free_cma = zone_page_state(z,
 							     NR_FREE_CMA_PAGES);
 			zones[nr].high = high_wmark_pages(z);
-			zones[nr].reserve = max(z->lowmem_reserve[high], 0L);
+			zones[nr].reserve = max(z->lowmem_reserve[top], 0L);
 			nr++;
 		}
 		if (nvme_hmb_zones_short(zones, nr))
@@ -136,7 +137,7 @@ static bool nvme_hmb_memory_short(gfp_t gfp_mask)
 	return false;
 }
 
-/* The pages the controllers could give back: 0 when memory is not short. */
+/* The pages the controllers could give back at @severe. */
 VISIBLE_IF_KUNIT unsigned long nvme_hmb_count_pages(bool severe)
 {
 	struct nvme_hmb_ctrl *ctrl;
