@@ -17,6 +17,10 @@
  * since 6.4), strlcpy() (gone in 6.8), a platform_driver's .remove
  * returning void (6.11 to 6.13).  debugfs_create_file() is a _Generic
  * macro since 6.14 and still takes a const struct file_operations *.
+ * What the shrinker reads of the zones is the same from 6.1 to 7.3:
+ * high_wmark_pages() (a macro on 6.1, an inline function on 7.3, the
+ * boost included in both), lowmem_reserve[], NR_FREE_PAGES,
+ * NR_FREE_CMA_PAGES, gfp_zone() and NODE_DATA().
  */
 #ifndef _NVME_HMB_COMPAT_H
 #define _NVME_HMB_COMPAT_H

@@ -365,10 +365,11 @@ void nvme_hmb_set_alloc_hook(struct nvme_hmb_ctrl *ctrl,
 void nvme_hmb_reclaim_locked(struct nvme_hmb_ctrl *ctrl, u64 want,
 			     bool severe);
 void nvme_hmb_regrow_locked(struct nvme_hmb_ctrl *ctrl);
-struct shrinker;
-struct shrink_control;
-unsigned long nvme_hmb_count(struct shrinker *s, struct shrink_control *sc);
-unsigned long nvme_hmb_scan(struct shrinker *s, struct shrink_control *sc);
+struct nvme_hmb_zone_mem;
+unsigned long nvme_hmb_count_pages(bool severe);
+unsigned long nvme_hmb_scan_pages(unsigned long nr_to_scan, bool severe);
+bool nvme_hmb_zones_short(const struct nvme_hmb_zone_mem *zones,
+			  unsigned int nr);
 int nvme_hmb_limits_parse(const char *val, struct nvme_hmb_limit_rule *rules,
 			  unsigned int *nr);
 bool nvme_hmb_limits_match(const struct nvme_hmb_limit_rule *rules,
@@ -450,6 +451,16 @@ static inline void nvme_hmb_debugfs_exit(void)
  */
 
 extern unsigned long nvme_hmb_last_pressure;	/* jiffies of the last scan */
+extern bool nvme_hmb_reclaim_plenty;		/* main.c: not only when short */
+
+/* One zone as the shrinker weighs it, in pages (nvme_hmb_zones_short()). */
+struct nvme_hmb_zone_mem {
+	unsigned long free;		/* NR_FREE_PAGES */
+	unsigned long free_cma;		/* NR_FREE_CMA_PAGES, part of free */
+	unsigned long high;		/* high watermark, with any boost */
+	unsigned long reserve;		/* lowmem reserve for the reclaim's zone */
+};
+
 int nvme_hmb_shrinker_init(void);
 void nvme_hmb_shrinker_exit(void);
 int nvme_hmb_pm_init(void);

@@ -114,6 +114,11 @@ module_param_cb(regrow_quiet_sec, &nvme_hmb_quiet_param_ops,
 MODULE_PARM_DESC(regrow_quiet_sec,
 		 "Seconds without memory pressure before a reclaimed HMB grows back, 1-3600 (default 30)");
 
+bool nvme_hmb_reclaim_plenty;
+module_param_named(reclaim_plenty, nvme_hmb_reclaim_plenty, bool, 0644);
+MODULE_PARM_DESC(reclaim_plenty,
+		 "Give HMB back at every shrinker call, also with plenty of memory free (drop_caches, proactive reclaim), not only when memory is short (default: N)");
+
 /* The limit, in bytes, that a controller attached now starts with. */
 static u64 nvme_hmb_initial_limit(void)
 {

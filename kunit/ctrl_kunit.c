@@ -2454,7 +2454,6 @@ static void others_out_of_reclaim(struct nvme_hmb_ctrl *self,
 static void shrinker_scan_queues_reclaim(struct kunit *test)
 {
 	const unsigned long pages = MIB(24) >> PAGE_SHIFT;
-	struct shrink_control sc = { .gfp_mask = GFP_KERNEL };
 	unsigned long others = 0;
 	struct ctrl_test *t;
 
@@ -2463,18 +2462,16 @@ static void shrinker_scan_queues_reclaim(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, nvme_hmb_reclaimable(t->ctrl, false), MIB(24));
 	KUNIT_ASSERT_EQ(test, nvme_hmb_reclaimable(t->ctrl, true), MIB(24));
 	others_out_of_reclaim(t->ctrl, &others, true);
-	KUNIT_EXPECT_EQ(test, nvme_hmb_count(NULL, &sc), pages);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_count_pages(false), pages);
 
 	WRITE_ONCE(t->ctrl->dying, true);
-	sc.nr_to_scan = pages;
-	KUNIT_EXPECT_EQ(test, nvme_hmb_scan(NULL, &sc), SHRINK_STOP);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_scan_pages(pages, false), SHRINK_STOP);
 	KUNIT_EXPECT_EQ(test, atomic64_read(&t->ctrl->reclaim_pending), 0);
 	KUNIT_EXPECT_FALSE(test, delayed_work_pending(&t->ctrl->reclaim_work));
 	WRITE_ONCE(t->ctrl->dying, false);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(64));
 
-	sc.nr_to_scan = pages;
-	KUNIT_EXPECT_EQ(test, nvme_hmb_scan(NULL, &sc), pages);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_scan_pages(pages, false), pages);
 	flush_delayed_work(&t->ctrl->reclaim_work);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(40));
 	KUNIT_EXPECT_EQ(test, nvme_hmb_reason(t->ctrl), NVME_HMB_R_RECLAIMED);
@@ -2482,9 +2479,58 @@ static void shrinker_scan_queues_reclaim(struct kunit *test)
 	expect_agree(test);
 
 	/* At the floor: nothing more to offer, nothing queued. */
-	KUNIT_EXPECT_EQ(test, nvme_hmb_count(NULL, &sc), 0);
-	KUNIT_EXPECT_EQ(test, nvme_hmb_scan(NULL, &sc), SHRINK_STOP);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_count_pages(false), 0);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_scan_pages(pages, false), SHRINK_STOP);
 	others_out_of_reclaim(t->ctrl, &others, false);
+}
+
+/*
+ * Whether memory is short, as the shrinker's count and scan ask before
+ * offering anything: a node's free pages, free CMA pages not counted,
+ * against the sum of its zones' high watermarks and lowmem reserves.  A
+ * machine just after drop_caches (plenty free) is not short; one where
+ * kswapd runs (every zone below its low watermark) is.
+ */
+static void memory_short_by_watermarks(struct kunit *test)
+{
+	/* 1 GiB: DMA (16 MiB) and DMA32, min_free_kbytes 8 MiB, in pages. */
+	struct nvme_hmb_zone_mem plenty[] = {
+		{ .free = 3800, .high = 30, .reserve = 1000 },
+		{ .free = 200000, .high = 2600 },
+	};
+	struct nvme_hmb_zone_mem kswapd[] = {
+		{ .free = 20, .high = 30, .reserve = 1000 },
+		{ .free = 2000, .high = 2600 },
+	};
+	/* Free above the high watermarks only by counting free CMA. */
+	struct nvme_hmb_zone_mem cma[] = {
+		{ .free = 5000, .free_cma = 3000, .high = 2600 },
+	};
+	/* Exactly at the high watermarks: kswapd would stop, so do we. */
+	struct nvme_hmb_zone_mem at_high[] = {
+		{ .free = 1030, .high = 30, .reserve = 1000 },
+		{ .free = 2600, .high = 2600 },
+	};
+	/* The counters are read without a lock: CMA may read above free. */
+	struct nvme_hmb_zone_mem torn[] = {
+		{ .free = 100, .free_cma = 200, .high = 30 },
+	};
+
+	KUNIT_EXPECT_FALSE(test, nvme_hmb_zones_short(plenty,
+						      ARRAY_SIZE(plenty)));
+	KUNIT_EXPECT_TRUE(test, nvme_hmb_zones_short(kswapd,
+						     ARRAY_SIZE(kswapd)));
+	KUNIT_EXPECT_TRUE(test, nvme_hmb_zones_short(cma, ARRAY_SIZE(cma)));
+	cma[0].free_cma = 0;
+	KUNIT_EXPECT_FALSE(test, nvme_hmb_zones_short(cma, ARRAY_SIZE(cma)));
+	KUNIT_EXPECT_FALSE(test, nvme_hmb_zones_short(at_high,
+						      ARRAY_SIZE(at_high)));
+	at_high[1].free--;
+	KUNIT_EXPECT_TRUE(test, nvme_hmb_zones_short(at_high,
+						     ARRAY_SIZE(at_high)));
+	KUNIT_EXPECT_TRUE(test, nvme_hmb_zones_short(torn, ARRAY_SIZE(torn)));
+	/* A node without a zone the reclaim is for is not short. */
+	KUNIT_EXPECT_FALSE(test, nvme_hmb_zones_short(plenty, 0));
 }
 
 static struct kunit_case nvme_hmb_pressure_cases[] = {
@@ -2501,6 +2547,7 @@ static struct kunit_case nvme_hmb_pressure_cases[] = {
 	KUNIT_CASE(sleep_with_failed_disable),
 	KUNIT_CASE(hibernate_while_resetting),
 	KUNIT_CASE(shrinker_scan_queues_reclaim),
+	KUNIT_CASE(memory_short_by_watermarks),
 	{}
 };
 

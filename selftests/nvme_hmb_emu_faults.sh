@@ -130,7 +130,7 @@ check "nvme-core's admin timeout ${ADMIN_TIMEOUT} s (a hang ends soon)" \
 	put $ADMIN_TIMEOUT /sys/module/nvme_core/parameters/admin_timeout
 check "reload nvme max_host_mem_size_mb=0" reload_nvme max_host_mem_size_mb=0
 check "load nvme_hmb and nvme_hmb_pci" sh -c \
-	"modprobe nvme_hmb default_limit_mib=128 regrow_quiet_sec=2 &&
+	"modprobe nvme_hmb default_limit_mib=128 regrow_quiet_sec=2 reclaim_plenty=Y &&
 	 modprobe nvme_hmb_pci"
 check "enabled, 64 MiB" wait_for 20 size_is 65536
 check "sysfs agrees with Get Features" agree_pci

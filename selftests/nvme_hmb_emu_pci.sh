@@ -21,9 +21,9 @@
 #     resets the controller;
 #  5. a late reset report (the engine already gave the buffer back): the
 #     next shrink really disables before it frees;
-#  6. reclaim (drop_caches) and regrow; behind an IOMMU, the contiguous
-#     buffer that cannot be had (fault injection): at setup, and at a
-#     reclaim that must keep the HMB whole;
+#  6. reclaim (drop_caches, reclaim_plenty=Y) and regrow; behind an
+#     IOMMU, the contiguous buffer that cannot be had (fault injection):
+#     at setup, and at a reclaim that must keep the HMB whole;
 #  7. system sleep: pm_test levels, and with NVME_HMB_REAL_S3=1 five real
 #     S3 cycles in a row (nvme-pci resets the controller on resume);
 #  8. PCI unbind/bind and rmmod/modprobe with the HMB enabled;
@@ -255,6 +255,7 @@ check "the drive saw nvme-pci's disable, then nvme-hmb's enable" \
 	sh -c "[ $(emu disables) -gt $dis0 ] && [ $(emu enables) -gt $en0 ]"
 check "the I/O beside the take-over read back what it wrote" wait $io_pid
 timeline "taken over from nvme-pci"
+rc_hmb=$(stat_of "$CTRL" reclaims)
 cma_hmb=$(cma_free)
 # cma_drop AFTER OP KB: the fall of CmaFree from no HMB to AFTER, OP KB
 cma_drop() {
@@ -280,10 +281,13 @@ fi
 # news: the same buffer given back is said at debug level only, as
 # nvme-pci says nothing of its own then; with our debug messages off, no
 # line about the HMB at info level or above.  cma_free's drop_caches
-# reclaimed: the regrow (an info line) comes first.
+# (sync, echo 3, with plenty of memory free) took nothing: the HMB is
+# whole, no reclaim counted, and the drive's Get Features says the same.
 HMB_BACK="HMB re-enabled: 64 MiB of 64 MiB asked"
 stat_above() { [ "$(stat_of "$CTRL" "$1")" -gt "$2" ]; }
-check "nvme-hmb's, regrown after drop_caches" wait_for $((QUIET * 3)) ours
+plenty_kept() { ours && eq "$(stat_of "$CTRL" reclaims)" "$rc_hmb"; }
+check "drop_caches with plenty free: 64 MiB kept, Get Features agrees" \
+	plenty_kept
 check "our debug messages off" dyndbg off
 dmesg_mark
 en0=$(stat_of "$CTRL" enables)
@@ -488,6 +492,9 @@ timeline "after the late report"
 settled_below() {
 	state_is enabled && [ "$(val "$D/size_kib")" -lt 65536 ]
 }
+# With plenty free only reclaim_plenty=Y has drop_caches reclaim; it
+# stays Y for the rest of the suite.
+check "setup: reclaim_plenty Y" put Y /sys/module/nvme_hmb/parameters/reclaim_plenty
 echo 2 > /proc/sys/vm/drop_caches
 check "drop_caches shrinks the HMB" wait_for 10 settled_below
 sleep 1

@@ -31,7 +31,7 @@
 . "$(dirname "$0")/ksft_lib"
 
 FI=/sys/kernel/debug/nvme_hmb
-ENGINE="default_limit_mib=16 max_chunk_kib=4096 regrow_quiet_sec=4"
+ENGINE="default_limit_mib=16 max_chunk_kib=4096 regrow_quiet_sec=4 reclaim_plenty=Y"
 # mock0: 16 MiB in 4 MiB buffers; mock1: HMMAXD 2, so that growing it
 # builds a fresh set.
 MOCK="nr_ctrls=2 hmpre=4096 hmmin=1024 hmminds=1 hmmaxd=1024,2"

@@ -1,17 +1,19 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# nvme-hmb memory-pressure selftest (TAP 13): the shrinker gives HMB back
-# under drop_caches and under a real memory hog (a tmpfs filled until the
-# system reclaims hard), the size agrees with the mock's view at every
-# step, and the HMB grows back once the pressure is gone.  Prints a
-# timeline of sizes as TAP comments.
+# nvme-hmb memory-pressure selftest (TAP 13): drop_caches with plenty of
+# memory free leaves the HMB alone; the shrinker gives HMB back under
+# drop_caches while memory is short (mem_short, ksft_lib), under
+# drop_caches at any time with reclaim_plenty=Y, and under a real memory
+# hog (a tmpfs filled until the system reclaims hard); the size agrees
+# with the mock's view at every step, and the HMB grows back once the
+# pressure is gone.  Prints a timeline of sizes as TAP comments.
 #
 # Exit: 0 all passed, 1 a test failed, 4 skipped.
 
 . "$(dirname "$0")/ksft_lib"
 
-ksft_begin 26
+ksft_begin 37
 
 C=mock0
 QUIET=8
@@ -29,15 +31,73 @@ timeline() { # timeline LABEL
 	     "regrows $(stat_of $C regrows)" \
 	     "MemAvailable $(sed -n 's/MemAvailable: *//p' /proc/meminfo)"
 }
+# MemFree against the high watermarks summed over the zones, in KiB
+wmarks() {
+	awk -v k="$(( $(getconf PAGESIZE 2>/dev/null || echo 4096) / 1024 ))" '
+		$1 == "high" { h += $2 }
+		/^MemFree:/ { f = $2 }
+		/^MemAvailable:/ { a = $2 }
+		END { printf "MemFree %d KiB, MemAvailable %d KiB, high watermarks %d KiB\n",
+			     f, a, h * k }' /proc/zoneinfo /proc/meminfo
+}
 below() { [ "$(val $SYS/$C/size_kib)" -lt "$1" ]; }
 at() { [ "$(val $SYS/$C/size_kib)" = "$1" ]; }
 # Below SIZE and enabled again: a reclaim pass disables, trims and
 # enables, and reads size 0 while it is in the middle of that.
 settled_below() { [ "$(val $SYS/$C/state)" = enabled ] && below "$1"; }
 
+PP=/sys/module/nvme_hmb/parameters/reclaim_plenty
 timeline start
+
+# Plenty free: the usual benchmark recipe (sync, then drop the page cache
+# and the slab caches) leaves the HMB whole and counts no reclaim.  A
+# reclaim pass on the mock takes well under a second.
+rc0=$(stat_of $C reclaims)
+reason0=$(val $SYS/$C/reason)
+echo "# before drop_caches: $(wmarks)"
+sync
+echo 3 > /proc/sys/vm/drop_caches
+sleep 3
+echo "# after drop_caches: $(wmarks)"
+plenty_size=$(val $SYS/$C/size_kib)
+plenty_agree=0
+agree $C && plenty_agree=1
+check "plenty free: drop_caches leaves the HMB at 64 MiB ($plenty_size KiB)" \
+	eq "$plenty_size" 65536
+check "plenty free: no reclaim counted" eq "$(stat_of $C reclaims)" "$rc0"
+check "plenty free: the mock agrees" eq $plenty_agree 1
+check "plenty free: the reason is still $reason0" \
+	eq "$(val $SYS/$C/reason)" "$reason0"
+
+# Memory short: the same drop_caches reclaims (to off here: with no page
+# cache to speak of, MemAvailable is below 1/32 of RAM, severe).
+# Settled: reclaimed, and enabled or off, not in the middle of a pass.
+reclaimed_since() {
+	[ "$(stat_of $C reclaims)" -gt "$1" ] &&
+		case "$(val $SYS/$C/state)" in enabled | off) true ;; *) false ;; esac
+}
+rc0=$(stat_of $C reclaims)
+mem_short
+echo "# memory short: $(wmarks)"
 echo 2 > /proc/sys/vm/drop_caches
-check "drop_caches shrinks the HMB" wait_for 10 settled_below 65536
+mem_plenty
+check "memory short: drop_caches reclaims" wait_for 10 reclaimed_since "$rc0"
+short_size=$(val $SYS/$C/size_kib)
+short_reason=$(val $SYS/$C/reason)
+short_agree=0
+agree $C && short_agree=1
+timeline "memory short, after drop_caches"
+check "memory short: below 64 MiB ($short_size KiB)" \
+	test "$short_size" -lt 65536
+check "memory short: reason says reclaimed" eq "$short_reason" reclaimed
+check "memory short: the mock agrees" eq $short_agree 1
+check "memory short: regrows after $QUIET s of quiet" wait_for 60 at 65536
+
+# reclaim_plenty=Y: drop_caches reclaims with plenty free, down to HMMIN.
+check "reclaim_plenty Y" put Y $PP
+echo 2 > /proc/sys/vm/drop_caches
+check "reclaim_plenty Y: drop_caches shrinks the HMB" \
+	wait_for 10 settled_below 65536
 # drop_caches may queue a second pass: let it finish too.
 sleep 1
 wait_for 10 settled_below 65536
@@ -85,12 +145,14 @@ check "reclaim_floor_mib 0" put 0 $SYS/$C/reclaim_floor_mib
 check "regrows to 64 MiB after the floor test" wait_for 60 at 65536
 timeline "floor test done"
 
-# A real memory hog: unswappable tmpfs pages, 4 MiB at a time, until the
-# kernel reclaims (the HMB shrinks).  min_free_kbytes is raised to 48 MiB
+# A real memory hog, reclaim_plenty back to N (only a real shortage
+# reclaims): unswappable tmpfs pages, 4 MiB at a time, until the kernel
+# reclaims (the HMB shrinks).  min_free_kbytes is raised to 48 MiB
 # so that reclaim starts with a safe margin above the OOM killer; the
 # shrinker giving HMB back is what lets the hog go on.
 # Only in the test VM (or with NVME_HMB_ALLOW_UNSAFE=1): on a real
 # machine the hog would push its own work towards the OOM killer.
+check "reclaim_plenty N" put N $PP
 if vm_only; then
 	mkdir -p /tmp/hog
 	mount -t tmpfs -o size=100% hog /tmp/hog
@@ -184,8 +246,8 @@ dmesg | grep -E 'HMB (reclaimed|regrown)' | sed 's/^/# dmesg: /'
 # controller freed under it (KASAN on the debug kernel).
 PQ=/sys/module/nvme_hmb/parameters/regrow_quiet_sec
 dmesg_mark
-check "setup: regrow quiet period 20 s, reclaim on" \
-	sh -c "echo 20 > $PQ && echo 1 > $SYS/$C/reclaim"
+check "setup: regrow quiet period 20 s, reclaim on, reclaim_plenty Y" \
+	sh -c "echo 20 > $PQ && echo 1 > $SYS/$C/reclaim && echo Y > $PP"
 echo 2 > /proc/sys/vm/drop_caches
 check "reclaimed: a regrow is pending" wait_for 10 settled_below 65536
 check "rmmod nvme_hmb_mock with the regrow pending" rmmod nvme_hmb_mock

@@ -54,7 +54,7 @@
 ksft_begin 11
 
 SECS=${NVME_HMB_STRESS_SECS:-30}
-modprobe nvme_hmb default_limit_mib=64 regrow_quiet_sec=1
+modprobe nvme_hmb default_limit_mib=64 regrow_quiet_sec=1 reclaim_plenty=Y
 modprobe nvme_hmb_mock nr_ctrls=2 hmpre=16384,8192 hmmin=3584,2048 \
 	hmminds=1,256 hmmaxd=1024,16
 check "two mocks enabled" sh -c \

@@ -13,7 +13,8 @@
 ksft_begin 64
 
 # Three drives: KIOXIA BG5-like, Crucial P3 Plus-like, and one HMMAXD 8.
-modprobe nvme_hmb default_limit_mib=128
+# reclaim_plenty=Y: drop_caches is the races' reclaim work.
+modprobe nvme_hmb default_limit_mib=128 reclaim_plenty=Y
 modprobe nvme_hmb_mock nr_ctrls=3 hmpre=16384,8192,51200 \
 	hmmin=3584,8192,823 hmminds=1,512,0 hmmaxd=1024,16,8
 check "three controller directories" \
