@@ -43,7 +43,7 @@
 
 # the tests of sections 1-5, and of section 6 (tool_tests)
 PLAN=107
-TOOL_TESTS=15
+TOOL_TESTS=16
 
 # tf FUNCTION ARGS...: a function of the tool, on its own (sourced in a
 # shell of its own: the tool sets -eu)
@@ -108,6 +108,24 @@ EOF
 		"1.2 1.2 0 0 10 0.5 2 "
 	check "theta: 1 (fio refuses it), negative, above 10, exponents, bare dots, words refused" eq \
 		"$(for t in 1 1.0 1.00000001 -1 10.5 1e3 .5 1. abc '' 1.2.3 ' 1'; do tf theta "$t" >/dev/null 2>&1 && echo "took '$t'"; done)" ""
+
+	# run_point reads fio's JSON (jq): a stand-in fio whose strings hold
+	# ',{}[]"' and a member named as the ones read
+	mkdir -p "$T/tool/bin"
+	cat >"$T/tool/bin/fio" <<-'EOF'
+	#!/bin/sh
+	for a; do case $a in --output=*) out=${a#--output=} ;; esac; done
+	cat >"$out" <<'JSON'
+	{"fio version": "x,{}[]", "jobs": [{"jobname": "j,{\"io_kbytes\": 1}[",
+	 "error": 0, "read": {"io_kbytes": 8000, "runtime": 2000,
+	 "lat_ns": {"mean": 123456.7}, "clat_ns": {"percentile":
+	 {"50.000000": 100000, "99.000000": 345678}}}}]}
+	JSON
+	EOF
+	chmod +x "$T/tool/bin/fio"
+	check "run_point: fio's JSON read: IOPS, mean and p99 latency (us), reads, runtime" eq \
+		"$(PATH=$T/tool/bin:$PATH tfs "TMPD='$T/tool' NODE=/dev/nvme0n1 ENGINE=psync RUNTIME=2 RAMP=0; run_point 256 0 1" 2>&1)" \
+		"1000.0 123.5 345 2000 2000"
 
 	# An older sweep's CSV (nine columns, one run a point, no zipf)
 	{
