@@ -12,7 +12,7 @@
 #     device, a look-alike block node, a block device that is not NVMe,
 #     shell metacharacters; a controller nvme-hmb does not manage;
 #  3. wrong numbers: letters, signs, fractions, empty lists, out of range,
-#     spans beyond the namespace, --from above --to, a quote in --out,
+#     spans beyond the namespace, --from above --to, a quote in --dir,
 #     bad --repeat, --zipf and --offset (usage errors); no fio, an fio
 #     without random_distribution;
 #  4. a sweep of one run a point from the start (--repeat 1 --zipf 0
@@ -42,8 +42,8 @@
 . "$(dirname "$0")/nvme_lib"
 
 # the tests of sections 1-5, and of section 6 (tool_tests)
-PLAN=105
-TOOL_TESTS=15
+PLAN=107
+TOOL_TESTS=16
 
 # tf FUNCTION ARGS...: a function of the tool, on its own (sourced in a
 # shell of its own: the tool sets -eu)
@@ -108,6 +108,24 @@ EOF
 		"1.2 1.2 0 0 10 0.5 2 "
 	check "theta: 1 (fio refuses it), negative, above 10, exponents, bare dots, words refused" eq \
 		"$(for t in 1 1.0 1.00000001 -1 10.5 1e3 .5 1. abc '' 1.2.3 ' 1'; do tf theta "$t" >/dev/null 2>&1 && echo "took '$t'"; done)" ""
+
+	# run_point reads fio's JSON (jq): a stand-in fio whose strings hold
+	# ',{}[]"' and a member named as the ones read
+	mkdir -p "$T/tool/bin"
+	cat >"$T/tool/bin/fio" <<-'EOF'
+	#!/bin/sh
+	for a; do case $a in --output=*) out=${a#--output=} ;; esac; done
+	cat >"$out" <<'JSON'
+	{"fio version": "x,{}[]", "jobs": [{"jobname": "j,{\"io_kbytes\": 1}[",
+	 "error": 0, "read": {"io_kbytes": 8000, "runtime": 2000,
+	 "lat_ns": {"mean": 123456.7}, "clat_ns": {"percentile":
+	 {"50.000000": 100000, "99.000000": 345678}}}}]}
+	JSON
+	EOF
+	chmod +x "$T/tool/bin/fio"
+	check "run_point: fio's JSON read: IOPS, mean and p99 latency (us), reads, runtime" eq \
+		"$(PATH=$T/tool/bin:$PATH tfs "TMPD='$T/tool' NODE=/dev/nvme0n1 ENGINE=psync RUNTIME=2 RAMP=0; run_point 256 0 1" 2>&1)" \
+		"1000.0 123.5 345 2000 2000"
 
 	# An older sweep's CSV (nine columns, one run a point, no zipf)
 	{
@@ -206,7 +224,7 @@ LOG=$T/fio.log
 FAKE=$T/bin/fio
 cat >"$FAKE" <<'EOF'
 #!/bin/sh
-# stand-in fio: records its arguments, prints one terse v3 line
+# stand-in fio: records its arguments, writes its JSON result
 case " $* " in
 *" --enghelp "*) printf 'Available IO engines:\n\tpsync\n\tlibaio\n'; exit 0 ;;
 *" --version "*) echo fio-3.33-fake; exit 0 ;;
@@ -237,11 +255,18 @@ if [ -n "${FAKE_FIO_SIGNAL:-}" ]; then
 	done
 	[ -n "$top" ] && kill -"$FAKE_FIO_SIGNAL" "$top"
 fi
-p='1.000000%=90;5.000000%=91;10.000000%=92;20.000000%=93;30.000000%=94'
-p="$p;40.000000%=95;50.000000%=96;60.000000%=97;70.000000%=98;80.000000%=99"
-p="$p;90.000000%=120;95.000000%=150;99.000000%=250;99.500000%=300"
-p="$p;99.900000%=400;99.950000%=500;99.990000%=600;0%=0;0%=0;0%=0"
-echo "3;fio-3.33-fake;nvme-hmb-sweep;0;0;4000;4000;1000;1000;0;0;0.0;0.0;10;900;100.0;5.0;$p;11;901;101.5;5.1;0;0;0;0"
+# fio's JSON (--output-format=json) into the file of --output=, with
+# strings that a hand parser would trip on
+for a; do
+	case $a in --output=*) out=${a#--output=} ;; esac
+done
+cat >"$out" <<'JSON'
+{"fio version": "fio-3.33-fake, {}[]", "jobs": [{"jobname": "a,{\"b\"}[c]",
+ "error": 0, "read": {"io_kbytes": 4000, "runtime": 1000, "iops": 1000.0,
+ "lat_ns": {"mean": 101500.0}, "clat_ns": {"mean": 100000.0,
+ "percentile": {"1.000000": 90000, "50.000000": 96000,
+  "99.000000": 250000, "99.900000": 400000}}}}]}
+JSON
 EOF
 chmod +x "$FAKE"
 export FAKE_FIO_LOG="$LOG"
@@ -351,28 +376,33 @@ check "modprobe nvme_hmb_pci again" sh -c \
 
 # --- 3. numbers -------------------------------------------------------------
 dev=/dev/${CTRL}n1
-check "--hmb with letters" refused 1 "'abc' is not a whole number" sweep "$dev" --hmb abc
-check "--hmb negative" refused 1 "'-1' is not a whole number" sweep "$dev" --hmb 0,-1
-check "--hmb fraction" refused 1 "'1.5' is not a whole number" sweep "$dev" --hmb 1.5
-check "--hmb hex" refused 1 "'0x10' is not a whole number" sweep "$dev" --hmb 0x10
-check "--hmb above the engine's range" refused 1 "out of range" sweep "$dev" --hmb 1048577
-check "--hmb huge" refused 1 "out of range" sweep "$dev" --hmb 99999999999999999999999
-check "--hmb empty" refused 1 "not a comma-separated list" sweep "$dev" --hmb ''
-check "--hmb with an empty item" refused 1 "not a comma-separated list" sweep "$dev" --hmb 1,,2
-check "--hmb with a space" refused 1 "not a whole number" sweep "$dev" --hmb '1, 2'
-check "--spans 0" refused 1 "out of range" sweep "$dev" --spans 0
-check "--spans beyond the namespace" refused 1 "out of range (1 to $NS_MIB)" \
+check "--hmb with letters" refused 2 "'abc' is not a whole number" sweep "$dev" --hmb abc
+check "--hmb negative" refused 2 "'-1' is not a whole number" sweep "$dev" --hmb 0,-1
+check "--hmb fraction" refused 2 "'1.5' is not a whole number" sweep "$dev" --hmb 1.5
+check "--hmb hex" refused 2 "'0x10' is not a whole number" sweep "$dev" --hmb 0x10
+check "--hmb above the engine's range" refused 2 "out of range" sweep "$dev" --hmb 1048577
+check "--hmb huge" refused 2 "out of range" sweep "$dev" --hmb 99999999999999999999999
+check "--hmb empty" refused 2 "not a comma-separated list" sweep "$dev" --hmb ''
+check "--hmb with an empty item" refused 2 "not a comma-separated list" sweep "$dev" --hmb 1,,2
+check "--hmb with a space" refused 2 "not a whole number" sweep "$dev" --hmb '1, 2'
+check "--spans 0" refused 2 "out of range" sweep "$dev" --spans 0
+check "--spans beyond the namespace" refused 2 "out of range (1 to $NS_MIB)" \
 	sweep "$dev" --spans 256,$((NS_MIB + 1))
-check "--to beyond the namespace" refused 1 "the namespace is $NS_MIB MiB" \
+check "--to beyond the namespace" refused 2 "the namespace is $NS_MIB MiB" \
 	sweep "$dev" --to $((NS_MIB * 2))
-check "--from above --to" refused 1 "above --to" sweep "$dev" --from 1024 --to 512
+check "--from above --to" refused 2 "above --to" sweep "$dev" --from 1024 --to 512
 check "--spans with --from" refused 2 "not both" sweep "$dev" --spans 256 --from 256
-check "--runtime 0" refused 1 "--runtime: 0 is out of range" sweep "$dev" --runtime 0
-check "--runtime 3601" refused 1 "out of range" sweep "$dev" --runtime 3601
-check "--ramp with letters" refused 1 "not a whole number" sweep "$dev" --ramp 1s
-check "--iodepth 0" refused 1 "out of range" sweep "$dev" --iodepth 0
-check "--seed negative" refused 1 "not a whole number" sweep "$dev" --seed -5
-check "--out with a quote" refused 1 "without quotes" sweep "$dev" --out "a'b"
+check "--runtime 0" refused 2 "--runtime: 0 is out of range" sweep "$dev" --runtime 0
+check "--runtime 3601" refused 2 "out of range" sweep "$dev" --runtime 3601
+check "--ramp with letters" refused 2 "not a whole number" sweep "$dev" --ramp 1s
+check "--iodepth 0" refused 2 "out of range" sweep "$dev" --iodepth 0
+check "--seed negative" refused 2 "not a whole number" sweep "$dev" --seed -5
+check "--dir with a quote: exit 2" refused 2 "without quotes" sweep "$dev" --dir "a'b"
+check "-o, the old spelling of --dir: still taken, with a deprecation note" \
+	refused 2 "'-o' is deprecated and goes in the next release: use --dir DIR" \
+	sweep "$dev" -o "a'b"
+check "--runtime=0, the option=value form: exit 2" refused 2 \
+	"--runtime: 0 is out of range" sweep "$dev" --runtime=0
 check "no fio" refused 1 "fio is not installed" \
 	env PATH="$T/nofio:/usr/sbin:/usr/bin:/sbin:/bin" "$TOOL" sweep "$dev"
 check "--repeat 0: exit 2" refused 2 "--repeat: 1 to 99" sweep "$dev" --repeat 0
@@ -394,7 +424,7 @@ check "an fio without random_distribution" refused 1 "no random_distribution opt
 # --- 4. a sweep -------------------------------------------------------------
 # One run a point from the start, as the sweeps before --repeat
 : >"$LOG"
-sweep "$dev" --hmb 0,16,64 --spans 256,2048 --runtime 1 --ramp 0 --out "$OUT" \
+sweep "$dev" --hmb 0,16,64 --spans 256,2048 --runtime 1 --ramp 0 --dir "$OUT" \
 	--repeat 1 --zipf 0 --offset first >"$T/said" 2>&1
 rc=$?
 show_said
@@ -410,7 +440,8 @@ every_run() {
 }
 check "every fio run: read-only, direct, 4 KiB random reads, from offset 0" \
 	every_run --readonly --direct=1 --rw=randread --bs=4k --offset=0 \
-	--time_based --runtime=1 --randseed=4242 "--filename=$dev"
+	--time_based --runtime=1 --randseed=4242 "--filename=$dev" \
+	--output-format=json
 check "no fio run could write" sh -c "! grep -qE -- '--rw=(write|randwrite|rw|randrw|trim)|--verify|--create' $LOG"
 check "the spans asked: 256 MiB and 2 GiB" sh -c \
 	"[ \$(grep -c -- '--size=268435456 ' $LOG) = 3 ] && [ \$(grep -c -- '--size=2147483648 ' $LOG) = 3 ]"
@@ -441,7 +472,7 @@ check "plot refuses a CSV with a bad row" refused 1 "line 3" \
 	"$TOOL" plot "$OUT/sweep.csv" --text
 
 : >"$LOG"
-sweep "$dev" --spans 256 --runtime 1 --ramp 0 --out "$OUT" --repeat 1 --zipf 0 \
+sweep "$dev" --spans 256 --runtime 1 --ramp 0 --dir "$OUT" --repeat 1 --zipf 0 \
 	>"$T/said" 2>&1
 rc=$?
 show_said
@@ -451,7 +482,7 @@ check "sweep with the default sizes: exit 0" eq "$rc" 0
 check "default HMB sizes: 0, 14 (HMMIN), 16, 32" eq \
 	"$(tail -n +2 "$OUT/sweep.csv" | cut -d, -f1 | uniq | tr '\n' ' ')" "0 14 16 32 "
 check "limit_mib restored to 32 after the defaults" eq "$(lim)" 32
-sweep "$dev" --hmb 0 --runtime 1 --ramp 0 --out "$OUT" --repeat 1 --zipf 0 \
+sweep "$dev" --hmb 0 --runtime 1 --ramp 0 --dir "$OUT" --repeat 1 --zipf 0 \
 	>"$T/said" 2>&1
 rc=$?
 show_said
@@ -460,7 +491,7 @@ spans=$(awk -v t=$NS_MIB 'BEGIN { for (s = 256; s < t; s *= 2) printf "%d ", s; 
 check "default spans: 256 MiB doubling to $NS_MIB" eq \
 	"$rc $(tail -n +2 "$OUT/sweep.csv" | cut -d, -f4 | tr '\n' ' ')" "0 $spans"
 echo 8 >"$D/limit_mib" 2>/dev/null
-sweep "$dev" --spans 256 --runtime 1 --ramp 0 --out "$OUT" --repeat 1 --zipf 0 \
+sweep "$dev" --spans 256 --runtime 1 --ramp 0 --dir "$OUT" --repeat 1 --zipf 0 \
 	>"$T/said" 2>&1
 rc=$?
 show_said
@@ -476,7 +507,7 @@ OUT2=$T/out2
 # Spans below the namespace (2 GiB in the VM): a span as large as the
 # namespace can only start at 0.
 sweep "$dev" --hmb 0,16 --spans 256,1024 --repeat 2 --runtime 1 --ramp 0 \
-	--out "$OUT2" >"$T/said" 2>&1
+	--dir "$OUT2" >"$T/said" 2>&1
 rc=$?
 show_said
 check "sweep --repeat 2: exit 0" eq "$rc" 0
@@ -516,7 +547,7 @@ check "limit_mib restored to 32 after the defaults" eq "$(lim)" 32
 # --- 5. interrupted ---------------------------------------------------------
 echo 16 >"$D/limit_mib"
 FAKE_FIO_FAIL=1 PATH=$SPATH "$TOOL" sweep "$dev" --hmb 64 --spans 256 \
-	--runtime 1 --out "$OUT" >"$T/said" 2>&1
+	--runtime 1 --dir "$OUT" >"$T/said" 2>&1
 rc=$?
 show_said
 check "fio failing: exit 1, says so" sh -c "[ $rc = 1 ] && grep -q 'fio failed' $T/said"
@@ -526,7 +557,7 @@ check "fio failing: limit_mib restored to 16" eq "$(lim)" 16
 for sig in TERM INT; do
 	: >"$LOG"
 	FAKE_FIO_SIGNAL=$sig PATH=$SPATH "$TOOL" sweep "$dev" --hmb 64,32 \
-		--spans 256,512 --runtime 1 --out "$OUT" >"$T/said" 2>&1
+		--spans 256,512 --runtime 1 --dir "$OUT" >"$T/said" 2>&1
 	rc=$?
 	show_said
 	want=143
