@@ -49,7 +49,7 @@ if ! emu_present; then
 	exit $KSFT_SKIP
 fi
 NR_S3=5
-echo "1..$((147 + 40 + 3 * NR_S3))"
+echo "1..$((148 + 40 + 3 * NR_S3))"
 
 QUIET=10
 BDF=$(basename "$(readlink -f /sys/class/nvme/$CTRL/device)")
