@@ -28,7 +28,8 @@
 #                       working-set sweep on the emulated drive
 #   make bench          nvme-hmb against Linux's HMB policy in a VM: grants
 #                       in fresh and fragmented memory, setup, resize,
-#                       reclaim and resume timings (scripts/bench)
+#                       reclaim and resume timings, the drop_caches
+#                       recipe beside nvme-pci (scripts/bench)
 #   make qemu           build QEMU with the emulated drive (scripts/build-qemu)
 #   make modules-stock  build against Debian's stock headers into build/stock
 #   make modules-stock-6.12

@@ -264,12 +264,16 @@ do_reclaim() {
 	wait_for 10 quiet
 	true
 }
-# The regrow comes regrow_quiet_sec (4) after the reclaim, times the
-# back-off that each reclaim soon after a regrow doubles (up to 16), and
-# twice that when the regrow gained nothing (an allocation made to fail):
-# up to 128 s.  Waiting less let the check below read sysfs in the middle
-# of a late regrow (state and size_kib are read one file at a time), and
-# let later rounds pass with no regrow at all.
+# The regrow comes regrow_quiet_sec (4) after the reclaim, and twice
+# that when the regrow gained nothing (an allocation made to fail); each
+# reclaim soon after a regrow doubles the wait (up to 16 times), so each
+# round starts from a fresh attach (prep_regrow): no back-off left by the
+# round before.  Waiting less than the regrow let the check below read
+# sysfs in the middle of a late regrow (state and size_kib are read one
+# file at a time).
+prep_regrow() {
+	{ ! loaded nvme_hmb_mock || rmmod nvme_hmb_mock; } && prep_reclaimed
+}
 do_regrow() {
 	stat _rg regrows
 	wait_for 140 regrown_since "$_rg" ||
@@ -414,7 +418,7 @@ OPC=mock0
 check "reclaim: each allocation failed in turn (trims only: none)" \
 	none reclaim prep_full do_reclaim
 check "regrow: each allocation failed in turn" \
-	some regrow prep_reclaimed do_regrow
+	some regrow prep_regrow do_regrow
 check "reset: returns the buffer without allocating" none reset prep_full do_reset
 check "suspend and resume: no allocation" none suspend prep_full do_suspend
 # Twenty seconds a cycle on the debug kernel (the image is preallocated,
