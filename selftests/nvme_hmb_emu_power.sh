@@ -1,93 +1,160 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # nvme-hmb-vm: emu
-# nvme-hmb-kernel: stock
+# nvme-hmb-kernel: stock stock-6.12
 #
 # nvme-hmb across the power states of the emulated DRAM-less drive
-# (qemu/, patch 0012: hmb_power_states, hmbr), through nvme_hmb_pci:
+# (qemu/, patch 0012: hmb_power_states, hmbr), through nvme_hmb_pci, on
+# every emulated drive with hmb_power_states: in make test's emu VM of
+# the stock kernels, two drives behind PCIe root ports, one with HMBR and
+# one without (scripts/run-tests, EMU_POWER_DRIVE), which the guest's
+# init keeps from nvme-pci for this suite to bind, and to give back:
 #
 #  1. HMNAR is on exactly when the drive reports HMBR, and the drive
 #     refused no Set Features (HMNARE goes only to a drive with HMBR; to
 #     any other it is a reserved bit);
-#  2. a suspend to idle (mem with mem_sleep s2idle, pm_test devices:
-#     nvme-pci's nvme_suspend() runs): with HMNAR, on nvme-pci's
-#     host-managed path (the drive has non-operational power states and
-#     ASPM is on its link), the HMB stays enabled through it (sleeps_kept,
+#  2. ASPM L0s enabled on each drive's link (pcie_aspm=force, policy
+#     powersave), one suspend to idle (mem with mem_sleep s2idle,
+#     pm_test devices: nvme-pci's nvme_suspend() runs, on its
+#     host-managed path: the drive kept powered in its deepest power
+#     state): with HMNAR the HMB stays enabled through it (sleeps_kept,
 #     no disable, no return, the drive put in PS4 and back, no access to
-#     the HMB there); on any other drive or path the round trip (a
-#     disable, then a return);
-#  3. with hmb_power_states: Linux's APST takes the idle drive to a
-#     non-operational state, I/O takes it back; without HMNAR the drive
-#     uses the HMB there (nonop_accesses), with HMNAR never.
-# After every step sysfs agrees with Get Features 0Dh, and at the end the
-# drive has seen no violation and no DMA error.
+#     the HMB there); without, the round trip (a disable, then a
+#     return);
+#  3. Linux's APST takes the idle drive to a non-operational state, I/O
+#     takes it back; without HMNAR the drive uses the HMB there
+#     (nonop_accesses), with HMNAR never.
+# After the suspend sysfs agrees with Get Features 0Dh, and at the end
+# the drives have seen no violation and no DMA error.
 #
-# Destructive to the first 16 MiB of the namespace.  Exit: 0 all passed,
-# 1 a test failed, 4 skipped (not root, nvme_hmb_pci not installed, the
-# controller is not the emulated drive, or no /sys/power/pm_test).
+# Destructive to the first 16 MiB of the drives' namespaces.  Exit: 0 all
+# passed, 1 a test failed, 4 skipped (not root, nvme_hmb_pci not
+# installed, no emulated drive with hmb_power_states, or no
+# /sys/power/pm_test).
 
 . "$(dirname "$0")/ksft_lib"
 . "$(dirname "$0")/nvme_lib"
 
 ksft_header nvme_hmb_pci
 device_guard
-if ! emu_present; then
-	echo "1..0 # SKIP $CTRL is not the emulated DRAM-less drive"
-	exit $KSFT_SKIP
-fi
 if [ ! -w /sys/power/pm_test ]; then
 	echo "1..0 # SKIP no /sys/power/pm_test (CONFIG_PM_DEBUG)"
 	exit $KSFT_SKIP
 fi
 
-BDF=$(basename "$(readlink -f /sys/class/nvme/$CTRL/device)")
-D=$SYS/$CTRL
-pw=$(emu_power) || pw="0 0"
-POWER=$((${pw#* } & 1))
-HMBR=$(((${pw#* } >> 2) & 1))
-echo "1..$((9 + 4 * POWER))"
-echo "# drive: hmb_power_states $POWER, hmbr $HMBR, PS${pw% *}"
+# The drives the guest's init kept from nvme-pci (NVME_HMB_HOLD_PORTED,
+# scripts/guest/init): bound now, given back at the end.
+held=
+for f in /sys/bus/pci/devices/*/driver_override; do
+	[ "$(val "$f")" = nvme_hmb_held ] || continue
+	bdf=$(basename "$(dirname "$f")")
+	held="$held $bdf"
+	echo >"$f"
+	echo "$bdf" >/sys/bus/pci/drivers/nvme/bind ||
+		echo "# cannot bind $bdf to nvme"
+done
+# bound BDF: nvme-pci has the drive at BDF and its namespace is there
+bound() {
+	_c=$(ls "/sys/bus/pci/devices/$1/nvme" 2>/dev/null | head -n 1)
+	[ -n "$_c" ] && [ -b "/dev/${_c}n1" ]
+}
+for bdf in $held; do
+	wait_for 20 bound "$bdf" || echo "# $bdf: no controller, or no namespace"
+done
+release() {
+	for _b in $held; do
+		echo "$_b" >/sys/bus/pci/drivers/nvme/unbind
+		echo nvme_hmb_held >"/sys/bus/pci/devices/$_b/driver_override"
+	done
+}
+
+# The drives with power states: "nvmeN:HMBR" each.
+drives=
+for c in /sys/class/nvme/nvme*; do
+	CTRL=${c##*/}
+	emu_present || continue
+	pw=$(emu_power) || continue
+	[ $((${pw#* } & 1)) = 1 ] || continue
+	drives="$drives $CTRL:$(((${pw#* } >> 2) & 1))"
+	eval "rej_$CTRL=\$(emu rejected)"
+done
+if [ -z "$drives" ]; then
+	release
+	echo "1..0 # SKIP no emulated drive with hmb_power_states"
+	exit $KSFT_SKIP
+fi
+set -- $drives
+echo "1..$((3 + 11 * $#))"
+echo "# drives (controller:HMBR):$drives"
 modprobe -r nvme_hmb_pci nvme_hmb_mock nvme_hmb 2>/dev/null
 
+# on DRIVE: CTRL, NS and the rest of nvme_lib aimed at DRIVE (nvmeN:HMBR)
+on() {
+	CTRL=${1%:*}
+	NS=/dev/${CTRL}n1
+	HMBR=${1#*:}
+	D=$SYS/$CTRL
+	BDF=$(basename "$(readlink -f "/sys/class/nvme/$CTRL/device")")
+}
 state_is() { [ "$(val "$D/state")" = "$1" ]; }
+all_enabled() {
+	for _d in $drives; do
+		on "$_d"
+		wait_for 10 test -d "$D" && wait_for 10 state_is enabled ||
+			return 1
+	done
+}
 load_hmb() {
 	modprobe nvme_hmb default_limit_mib=128 && modprobe nvme_hmb_pci &&
-	wait_for 10 test -d "$D" && wait_for 10 state_is enabled
+	all_enabled
 }
 power_flag() { # power_flag BIT: that bit of the drive's power flags
 	_pw=$(emu_power) || return 1
 	echo $(((${_pw#* } >> $1) & 1))
 }
 above() { [ "$(emu "$1")" -gt "$2" ]; }
+# was NAME: what NAME_$CTRL recorded for this drive
+was() { eval "echo \$${1}_$CTRL"; }
+# ASPM on the drives' links, which nvme_suspend() asks for
+# (pcie_aspm_enabled()): the firmware (SeaBIOS) enables none, and the
+# default policy keeps what it set; "powersave" enables every state the
+# link supports (L0s on QEMU's), pcie_aspm=force letting it be changed.
+ASPM_POLICY=/sys/module/pcie_aspm/parameters/policy
+aspm_was=$(sed -n 's/.*\[\([a-z]*\)\].*/\1/p' "$ASPM_POLICY" 2>/dev/null)
+aspm_l0s() {
+	_f=/sys/bus/pci/devices/$BDF/link/l0s_aspm
+	[ -e "$_f" ] || { echo "# $BDF has no $_f (no PCIe link, or no pcie_aspm=force)"; return 1; }
+	eq "$(val "$_f")" 1
+}
 
 # 1. HMNARE and HMNAR
-rej=$(emu rejected)
-check "modprobe nvme_hmb, nvme_hmb_pci: the HMB enabled" load_hmb
-check "sysfs agrees with Get Features" agree_pci
-check "HMNAR on exactly when the drive reports HMBR" \
-	eq "$(power_flag 3)" "$HMBR"
-check "the drive refused no Set Features" eq "$(emu rejected)" "$rej"
-
-# 2. A suspend to idle.  nvme_suspend() keeps the drive powered, in its
-# deepest power state, when the drive has non-operational power states
-# and ASPM is on its link; nvme_hmb_pci says so before the devices
-# suspend when suspend is s2idle by default (mem_sleep).
-aspm=0
-for f in l0s_aspm l1_aspm; do
-	[ "$(val "/sys/bus/pci/devices/$BDF/link/$f")" = 1 ] && aspm=1
+check "modprobe nvme_hmb, nvme_hmb_pci: every drive's HMB enabled" load_hmb
+check "ASPM policy powersave (was ${aspm_was:-none})" \
+	put powersave "$ASPM_POLICY"
+for d in $drives; do
+	on "$d"
+	check "$CTRL: HMNAR on exactly when the drive reports HMBR ($HMBR)" \
+		eq "$(power_flag 3)" "$HMBR"
+	check "$CTRL: the drive refused no Set Features" \
+		eq "$(emu rejected)" "$(was rej)"
+	check "$CTRL: ASPM L0s enabled on its link" aspm_l0s
 done
-kept=0
-[ "$HMBR" = 1 ] && [ "$POWER" = 1 ] && [ $aspm = 1 ] && kept=1
-echo "# ASPM on the link: $aspm; expected: $([ $kept = 1 ] && echo 'kept' || echo 'round trip')"
 
-sleep_cycle() {
-	_k=$(stat_of "$CTRL" sleeps_kept)
-	_s=$(stat_of "$CTRL" suspends)
-	_dis=$(emu disables)
-	_mr=$(emu mr_returns)
-	_pc=$(emu ps_changes)
-	_no=$(emu nonop_accesses)
+# 2. One suspend to idle for both drives.  nvme_suspend() keeps a drive
+# powered, in its deepest power state, when it has non-operational power
+# states and ASPM is on its link; nvme_hmb_pci says so before the devices
+# suspend when suspend is s2idle by default (mem_sleep).
+for d in $drives; do
+	on "$d"
+	for k in disables mr_returns ps_changes nonop_accesses; do
+		eval "${k}_$CTRL=\$(emu $k)"
+	done
+	eval "kept_$CTRL=\$(stat_of $CTRL sleeps_kept)"
+	eval "susp_$CTRL=\$(stat_of $CTRL suspends)"
+done
+s2idle() {
 	_old=$(sed -n 's/.*\[\([a-z0-9]*\)\].*/\1/p' /sys/power/mem_sleep)
+	put 1 /sys/module/suspend/parameters/pm_test_delay &&
 	put s2idle /sys/power/mem_sleep || return 1
 	_rc=0
 	echo devices > /sys/power/pm_test && echo mem > /sys/power/state ||
@@ -95,52 +162,73 @@ sleep_cycle() {
 	echo none > /sys/power/pm_test
 	put "$_old" /sys/power/mem_sleep
 	[ $_rc = 0 ] || { echo "# echo mem > /sys/power/state failed"; return 1; }
-	wait_for 20 state_is enabled && wait_for 20 test -b "$NS" || return 1
-	eq "$(stat_of "$CTRL" suspends)" $((_s + 1)) || return 1
-	if [ $kept = 1 ]; then
-		eq "$(stat_of "$CTRL" sleeps_kept)" $((_k + 1)) &&
-		eq "$(emu disables)" "$_dis" &&
-		eq "$(emu mr_returns)" "$_mr" &&
-		above ps_changes "$_pc" &&
-		eq "$(emu nonop_accesses)" "$_no"
+	all_enabled
+}
+check "s2idle at pm_test devices, the drives back enabled" s2idle
+# after_suspend: one suspend more, and what HMBR promised: kept with
+# HMNAR, the round trip without
+after_suspend() {
+	eq "$(stat_of "$CTRL" suspends)" $(($(was susp) + 1)) || return 1
+	if [ "$HMBR" = 1 ]; then
+		eq "$(stat_of "$CTRL" sleeps_kept)" $(($(was kept) + 1)) &&
+		eq "$(emu disables)" "$(was disables)" &&
+		eq "$(emu mr_returns)" "$(was mr_returns)" &&
+		above ps_changes "$(was ps_changes)" &&
+		eq "$(emu nonop_accesses)" "$(was nonop_accesses)"
 	else
-		eq "$(stat_of "$CTRL" sleeps_kept)" "$_k" &&
-		above disables "$_dis" &&
-		wait_for 20 above mr_returns "$_mr"
+		eq "$(stat_of "$CTRL" sleeps_kept)" "$(was kept)" &&
+		above disables "$(was disables)" &&
+		wait_for 20 above mr_returns "$(was mr_returns)" &&
+		above ps_changes "$(was ps_changes)"
 	fi
 }
-check "setup: pm_test_delay 1" put 1 /sys/module/suspend/parameters/pm_test_delay
-if [ $kept = 1 ]; then
-	check "s2idle at pm_test devices: the HMB stays enabled (HMNAR)" sleep_cycle
-else
-	check "s2idle at pm_test devices: disabled, then returned" sleep_cycle
-fi
-check "after the suspend: sysfs agrees with Get Features" agree_pci
-check "I/O after the suspend" io_ok 0
+for d in $drives; do
+	on "$d"
+	if [ "$HMBR" = 1 ]; then
+		check "$CTRL: HMNAR: the HMB stayed enabled in PS4, untouched" \
+			after_suspend
+	else
+		check "$CTRL: no HMNAR: disabled for PS4, then returned" \
+			after_suspend
+	fi
+	check "$CTRL: after the suspend: sysfs agrees with Get Features" \
+		agree_pci
+	check "$CTRL: I/O after the suspend" io_ok 0
+done
 
 # 3. APST as Linux set it up (nvme_configure_apst() at the controller's
-# start): PS3 after 100 ms of idle time, PS4 after 2 s more.
-if [ "$POWER" = 1 ]; then
-	check "Linux enabled APST on the drive" eq "$(power_flag 1)" 1
+# start): PS3 after 100 ms of idle time, PS4 after 2 s more.  I/O first,
+# so that the drive is operational, then idle.
+for d in $drives; do
+	on "$d"
+	check "$CTRL: Linux enabled APST on the drive" eq "$(power_flag 1)" 1
 	nonop=$(emu nonop_accesses)
 	apst=$(emu apst_transitions)
-	check "APST: the idle drive went to a non-operational state" \
+	io_ok 16 >/dev/null
+	check "$CTRL: APST: the idle drive went to a non-operational state" \
 		wait_for 10 above apst_transitions "$apst"
 	wake=$(emu ps_wakeups)
 	woken() { io_ok 16 && above ps_wakeups "$wake"; }
-	check "I/O takes it back to an operational state" woken
+	check "$CTRL: I/O takes it back to an operational state" woken
 	if [ "$HMBR" = 1 ]; then
-		check "HMNAR: no HMB access in a non-operational state" \
+		check "$CTRL: HMNAR: no HMB access in a non-operational state" \
 			eq "$(emu nonop_accesses)" "$nonop"
 	else
-		check "no HMNAR: the drive used the HMB in a non-operational state" \
+		check "$CTRL: no HMNAR: the drive used the HMB in a non-operational state" \
 			above nonop_accesses "$nonop"
 	fi
-fi
+done
 
-check "no violation, no DMA error at the end" emu_clean
 keys="$EMU_KEYS ps_changes apst_transitions ps_wakeups nonop_accesses"
-echo "# drive: $(for k in $keys; do printf '%s=%s ' $k "$(emu $k)"; done)power=$(emu_power)"
-echo "# stats: $(stats_line "$CTRL")"
+for d in $drives; do
+	on "$d"
+	check "$CTRL: no violation, no DMA error at the end" emu_clean
+	echo "# $CTRL: $(for k in $keys; do printf '%s=%s ' $k "$(emu $k)"; done)power=$(emu_power)"
+	echo "# $CTRL stats: $(stats_line "$CTRL")"
+done
+[ -z "$aspm_was" ] || put "$aspm_was" "$ASPM_POLICY"
+# The HMB back to nvme-pci before its drives go back to the init's hold.
+modprobe -r nvme_hmb_pci nvme_hmb
+release
 rm -rf "$T"
 ksft_end
