@@ -5,10 +5,10 @@
 #
 # nvme-hmb across the power states of the emulated DRAM-less drive
 # (qemu/, patch 0012: hmb_power_states, hmbr), through nvme_hmb_pci, on
-# every emulated drive with hmb_power_states: in make test's emu VM of
-# the stock kernels, two drives behind PCIe root ports, one with HMBR and
-# one without (scripts/run-tests, EMU_POWER_DRIVE), which the guest's
-# init keeps from nvme-pci for this suite to bind, and to give back:
+# two emulated drives with hmb_power_states, one with HMBR and one
+# without: in make test's emu VM of the stock kernels, behind PCIe root
+# ports (scripts/run-tests, EMU_POWER_DRIVE), kept from nvme-pci by the
+# guest's init for this suite to bind, and to give back:
 #
 #  1. HMNAR is on exactly when the drive reports HMBR, and the drive
 #     refused no Set Features (HMNARE goes only to a drive with HMBR; to
@@ -29,8 +29,8 @@
 #
 # Destructive to the first 16 MiB of the drives' namespaces.  Exit: 0 all
 # passed, 1 a test failed, 4 skipped (not root, nvme_hmb_pci not
-# installed, no emulated drive with hmb_power_states, or no
-# /sys/power/pm_test).
+# installed, not two emulated drives with hmb_power_states, one with
+# hmbr and one without, or no /sys/power/pm_test).
 
 . "$(dirname "$0")/ksft_lib"
 . "$(dirname "$0")/nvme_lib"
@@ -68,24 +68,30 @@ release() {
 	done
 }
 
-# The drives with power states: "nvmeN:HMBR" each.
-drives=
+# The drives with power states, one without HMBR and one with:
+# "nvmeN:0 nvmeM:1".
+without=
+with=
 for c in /sys/class/nvme/nvme*; do
 	CTRL=${c##*/}
 	emu_present || continue
 	pw=$(emu_power) || continue
 	[ $((${pw#* } & 1)) = 1 ] || continue
-	drives="$drives $CTRL:$(((${pw#* } >> 2) & 1))"
+	if [ $(((${pw#* } >> 2) & 1)) = 1 ]; then
+		with=${with:-$CTRL}
+	else
+		without=${without:-$CTRL}
+	fi
 	eval "rej_$CTRL=\$(emu rejected)"
 done
-if [ -z "$drives" ]; then
+if [ -z "$without" ] || [ -z "$with" ]; then
 	release
-	echo "1..0 # SKIP no emulated drive with hmb_power_states"
+	echo "1..0 # SKIP needs two emulated drives with hmb_power_states, one with hmbr and one without (found: ${without:-none} without, ${with:-none} with)"
 	exit $KSFT_SKIP
 fi
-set -- $drives
-echo "1..$((3 + 11 * $#))"
-echo "# drives (controller:HMBR):$drives"
+drives="$without:0 $with:1"
+echo "1..25"
+echo "# drives (controller:HMBR): $drives"
 modprobe -r nvme_hmb_pci nvme_hmb_mock nvme_hmb 2>/dev/null
 
 # on DRIVE: CTRL, NS and the rest of nvme_lib aimed at DRIVE (nvmeN:HMBR)
