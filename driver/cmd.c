@@ -13,6 +13,7 @@
 #include "internal.h"
 
 /* Byte offsets of the HMB fields in Identify Controller (CNS 01h). */
+#define ID_CTRATT	96
 #define ID_HMPRE	272
 #define ID_HMMIN	276
 #define ID_HMMINDS	332
@@ -38,6 +39,7 @@ void nvme_hmb_id_parse(const void *id_ctrl, struct nvme_hmb_id *id)
 	id->hmmin = get_unaligned_le32(p + ID_HMMIN);
 	id->hmminds = get_unaligned_le32(p + ID_HMMINDS);
 	id->hmmaxd = get_unaligned_le16(p + ID_HMMAXD);
+	id->ctratt = get_unaligned_le32(p + ID_CTRATT);
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_id_parse);
 #endif
@@ -69,6 +71,21 @@ void nvme_hmb_encode_set(struct nvme_hmb_set_cmd *cmd, bool enable, bool mr,
 EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_encode_set);
 
 /**
+ * nvme_hmb_encode_hmnare() - ask for no HMB access in non-operational states
+ * @cmd: the dwords of an enable built by nvme_hmb_encode_set()
+ *
+ * Sets HMNARE (TP4104), for a controller that reports HMBR only: to any
+ * other it is a reserved bit.  A disable carries no flag and is left as
+ * it is.
+ */
+void nvme_hmb_encode_hmnare(struct nvme_hmb_set_cmd *cmd)
+{
+	if (cmd->cdw11 & NVME_HOST_MEM_ENABLE)
+		cmd->cdw11 |= NVME_HMB_HMNARE;
+}
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_encode_hmnare);
+
+/**
  * nvme_hmb_decode_attrs() - decode Get Features 0Dh
  * @data: the Host Memory Buffer Attributes data structure
  * @cdw0: completion dword 0
@@ -80,6 +97,7 @@ void nvme_hmb_decode_attrs(const void *data, u32 cdw0,
 	const u8 *p = data;
 
 	attrs->ehm = cdw0 & NVME_HOST_MEM_ENABLE;
+	attrs->hmnar = cdw0 & NVME_HMB_HMNAR;
 	attrs->hsize = get_unaligned_le32(p + ATTR_HSIZE);
 	attrs->hmdla = get_unaligned_le32(p + ATTR_HMDLAL) |
 		       (u64)get_unaligned_le32(p + ATTR_HMDLAU) << 32;

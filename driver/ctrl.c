@@ -172,6 +172,15 @@ static void nvme_hmb_cmd_error(struct nvme_hmb_ctrl *ctrl, const char *what,
 }
 
 /*
+ * Whether an enable carries HMNARE (TP4104): the controller reports HMBR
+ * and has not refused it.
+ */
+static bool nvme_hmb_wants_hmnare(struct nvme_hmb_ctrl *ctrl)
+{
+	return ctrl->caps.hmbr && !ctrl->hmnare_refused;
+}
+
+/*
  * Send Set Features 0Dh for the current set, and keep ctrl->lent: an
  * enable lends the set before it is sent, and it goes back to what it was
  * only when the command certainly had no effect (not sent, or a status
@@ -193,6 +202,10 @@ static int nvme_hmb_set_features(struct nvme_hmb_ctrl *ctrl, bool enable,
 	nvme_hmb_encode_set(&cmd, enable, mr,
 			    ctrl->buf.size >> NVME_HMB_PAGE_SHIFT,
 			    ctrl->buf.descs_dma, ctrl->buf.nr_chunks);
+	if (enable && nvme_hmb_wants_hmnare(ctrl)) /* fate: hmnare-send, both */
+		nvme_hmb_encode_hmnare(&cmd);
+	/* Until the Get Features after an enable says otherwise. */
+	ctrl->hmnar = false;
 	if (enable)
 		ctrl->lent = true;
 	ret = ctrl->port->ops->set_features(ctrl->port, &cmd);
@@ -256,6 +269,9 @@ static void nvme_hmb_verify(struct nvme_hmb_ctrl *ctrl)
 		nvme_hmb_cmd_error(ctrl, "read-back (Get Features)", ret);
 		return;
 	}
+	/* HMNAR counts only as the answer to HMNARE, for this buffer. */
+	ctrl->hmnar = nvme_hmb_wants_hmnare(ctrl) && attrs.hmnar &&
+		      nvme_hmb_attrs_ours(ctrl, &attrs); /* fate: hmnar-read */
 	if (!nvme_hmb_attrs_ours(ctrl, &attrs)) {
 		ctrl->stats.verify_mismatches++;
 		dev_warn_ratelimited(ctrl->port->dev,
@@ -537,6 +553,7 @@ static int nvme_hmb_enable(struct nvme_hmb_ctrl *ctrl, bool mr)
 {
 	enum nvme_hmb_verdict guard;
 	struct nvme_hmb_sz a;
+	bool hmnare, refused;
 	int ret;
 
 	ctrl->enable_deferred = false;
@@ -567,6 +584,7 @@ static int nvme_hmb_enable(struct nvme_hmb_ctrl *ctrl, bool mr)
 		ctrl->buf.returnable = false;
 		nvme_hmb_buf_write_descs(ctrl->port->dma_dev, &ctrl->buf);
 	}
+	hmnare = nvme_hmb_wants_hmnare(ctrl);
 	ret = nvme_hmb_set_features(ctrl, true, mr);
 	/*
 	 * Only a refusal that left the controller untouched allows writing
@@ -582,6 +600,19 @@ static int nvme_hmb_enable(struct nvme_hmb_ctrl *ctrl, bool mr)
 		ctrl->buf.returnable = false;
 		nvme_hmb_buf_write_descs(ctrl->port->dma_dev, &ctrl->buf);
 		ret = nvme_hmb_set_features(ctrl, true, false);
+	}
+	/*
+	 * A controller that reports HMBR must not refuse HMNARE, but one
+	 * that does gets its HMB all the same, without the bit from now on
+	 * (the refusal left the list and the buffer untouched).
+	 */
+	refused = ret > 0 && nvme_hmb_status_refused(ret);
+	if (refused && hmnare) { /* fate: hmnare-refused, both */
+		ctrl->hmnare_refused = true;
+		dev_warn(ctrl->port->dev,
+			 "HMB: the controller reports HMBR but refused HMNARE: %s (status 0x%x); enabling without it\n",
+			 nvme_hmb_status_str(ret), ret);
+		ret = nvme_hmb_set_features(ctrl, true, mr);
 	}
 	if (!ret) { /* fate: enable-ok, both */
 		nvme_hmb_enabled(ctrl, mr);
@@ -1643,6 +1674,29 @@ EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_set_reclaim);
  * System sleep
  */
 
+/*
+ * Whether the HMB may stay enabled through the coming suspend: the
+ * controller keeps off it in non-operational power states (HMNAR after
+ * the enable with HMNARE, and again now, for this very buffer), and its
+ * driver keeps it powered in one rather than shutting it down.  One Get
+ * Features; any doubt, a failed read included, means the round trip.
+ */
+static bool nvme_hmb_sleep_keeps(struct nvme_hmb_ctrl *ctrl)
+{
+	const struct nvme_hmb_port_ops *ops = ctrl->port->ops;
+	struct nvme_hmb_attrs attrs;
+	bool powered;
+
+	if (!ctrl->hmnar || ctrl->foreign)
+		return false;
+	powered = ops->sleep_powered && ops->sleep_powered(ctrl->port);
+	if (!powered) /* fate: keep-powered, both */
+		return false;
+	if (nvme_hmb_read_attrs(ctrl, &attrs)) /* fate: keep-read, both */
+		return false;
+	return attrs.hmnar && nvme_hmb_attrs_ours(ctrl, &attrs); /* fate: keep-hmnar */
+}
+
 /**
  * nvme_hmb_sleep() - before the system sleeps: take the HMB away
  * @ctrl: the controller
@@ -1656,6 +1710,12 @@ EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_set_reclaim);
  * the HMB, its report moves the state to suspended, and the wake-up
  * enables the same memory without MR (@fresh), so it goes into the image
  * but is never returned as if its contents were kept.
+ *
+ * A suspend in which the controller stays powered in a non-operational
+ * power state, with HMNAR (nvme_hmb_sleep_keeps()), leaves the HMB
+ * enabled: the controller does not touch it until it is operational
+ * again, after resume.  If it is reset or shut down instead, the reset
+ * report finds it holding nothing and the wake-up returns the buffer.
  */
 void nvme_hmb_sleep(struct nvme_hmb_ctrl *ctrl, bool hibernate)
 {
@@ -1668,6 +1728,14 @@ void nvme_hmb_sleep(struct nvme_hmb_ctrl *ctrl, bool hibernate)
 	ctrl->sleeping = true; /* fate: sleep-flag */
 	if (ctrl->state != NVME_HMB_ENABLED) /* fate: sleep-enabled, both */
 		goto out;
+	if (!hibernate && nvme_hmb_sleep_keeps(ctrl)) { /* fate: sleep-keep, both */
+		ctrl->stats.suspends++;
+		ctrl->stats.sleeps_kept++;
+		ctrl->kept_asleep = true;
+		dev_dbg(ctrl->port->dev, "HMB left enabled for suspend (HMNAR), %s\n",
+			sz(&a, ctrl->buf.size));
+		goto out;
+	}
 	if (nvme_hmb_disable(ctrl)) /* fate: sleep-disable-failed, both */
 		goto out;
 	if (ctrl->foreign) { /* fate: sleep-foreign, both */
@@ -1702,16 +1770,23 @@ EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_sleep);
  */
 void nvme_hmb_wake(struct nvme_hmb_ctrl *ctrl, bool fresh)
 {
-	bool rebuild;
+	bool rebuild, kept;
 
 	mutex_lock(&ctrl->lock);
 	if (ctrl->gone || !ctrl->sleeping)
 		goto out;
 	ctrl->sleeping = false;
+	kept = ctrl->kept_asleep;
+	ctrl->kept_asleep = false;
 	if (fresh) /* fate: wake-fresh, both */
 		ctrl->buf.returnable = false;
 	rebuild = ctrl->state == NVME_HMB_OFF && ctrl->reason == NVME_HMB_R_SLEEP;
-	if (ctrl->state == NVME_HMB_SUSPENDED) { /* fate: wake-suspended, both */
+	if (kept && ctrl->state == NVME_HMB_ENABLED) {
+		/* Left enabled (HMNAR), and no reset took it meanwhile. */
+		ctrl->stats.resumes++;
+		dev_dbg(ctrl->port->dev, "HMB still enabled after suspend\n");
+		nvme_hmb_finish_resize(ctrl);
+	} else if (ctrl->state == NVME_HMB_SUSPENDED) { /* fate: wake-suspended, both */
 		if (!nvme_hmb_enable(ctrl, !fresh)) {
 			nvme_hmb_refresh_reason(ctrl);
 			ctrl->stats.resumes++;

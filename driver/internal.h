@@ -43,6 +43,7 @@ struct sg_table;
 
 void nvme_hmb_encode_set(struct nvme_hmb_set_cmd *cmd, bool enable, bool mr,
 			 u32 hsize, u64 hmdla, u32 hmdlec);
+void nvme_hmb_encode_hmnare(struct nvme_hmb_set_cmd *cmd);
 const char *nvme_hmb_status_str(int status);
 bool nvme_hmb_status_refused(int status);
 
@@ -84,6 +85,7 @@ struct nvme_hmb_caps {
 	u64 min_chunk;		/* HMMINDS; one page when 0 */
 	u32 max_descs;		/* HMMAXD; 0 = no limit */
 	bool min_above_pref;	/* Identify said HMMIN > HMPRE */
+	bool hmbr;		/* CTRATT.HMBR: HMNARE may be sent */
 };
 
 /* What the host allows, in bytes. */
@@ -239,6 +241,7 @@ struct nvme_hmb_stats {
 	u64 regrows;
 	u64 suspends;
 	u64 resumes;
+	u64 sleeps_kept;		/* suspends with the HMB left enabled */
 };
 
 struct nvme_hmb_ctrl {
@@ -300,6 +303,15 @@ struct nvme_hmb_ctrl {
 					 * level; 0: off, or nothing said
 					 */
 	unsigned long last_regrow;	/* jiffies, 0 before the first */
+	/*
+	 * TP4104.  hmnare_refused: the controller reports HMBR but refused
+	 * an enable with HMNARE; it is not sent again while attached.
+	 * hmnar: the enabled HMB was set with HMNARE and the Get Features
+	 * that followed reported HMNAR; cleared before every Set Features.
+	 */
+	bool hmnare_refused;
+	bool hmnar;
+	bool kept_asleep;		/* left enabled for this suspend */
 };
 
 /* Module parameters and work queues (main.c). */

@@ -152,11 +152,12 @@ static void nvme_hmb_describe(struct nvme_hmb_ctrl *ctrl)
 		return;
 	/* Info level is the one line of what it got (nvme_hmb_report()). */
 	dev_dbg(ctrl->port->dev,
-		"HMB asked: preferred %s, minimum %s, buffers of at least %s, at most %u descriptors%s; limit %s\n",
+		"HMB asked: preferred %s, minimum %s, buffers of at least %s, at most %u descriptors%s%s; limit %s\n",
 		nvme_hmb_sz_str(&a, caps->pref),
 		nvme_hmb_sz_str(&b, caps->min),
 		nvme_hmb_sz_str(&c, caps->min_chunk),
 		caps->max_descs, caps->max_descs ? "" : " (no limit)",
+		caps->hmbr ? ", HMBR (TP4104)" : "",
 		nvme_hmb_sz_str(&d, ctrl->limit));
 	if (caps->min_above_pref)
 		dev_warn(ctrl->port->dev,

@@ -34,6 +34,17 @@
  */
 #define NVME_HMB_STATUS_DNR	BIT(14)
 
+/*
+ * TP4104 (NVMe 2.1), spelled out for kernels whose linux/nvme.h has none
+ * of it: Identify Controller CTRATT bit 17 HMBR (the controller can keep
+ * off the HMB in non-operational power states), Set Features 0Dh CDW11
+ * bit 2 HMNARE (the host asks it to), Get Features 0Dh completion dword 0
+ * bit 3 HMNAR (it does).
+ */
+#define NVME_HMB_CTRATT_HMBR	BIT(17)
+#define NVME_HMB_HMNARE		BIT(2)
+#define NVME_HMB_HMNAR		BIT(3)
+
 struct device;
 struct nvme_hmb_ctrl;
 struct nvme_hmb_port;
@@ -44,12 +55,13 @@ struct nvme_hmb_id {
 	u32 hmmin;	/* minimum size, 4 KiB units */
 	u32 hmminds;	/* minimum descriptor buffer size, 4 KiB units */
 	u16 hmmaxd;	/* maximum descriptor entries, 0 = no limit */
+	u32 ctratt;	/* Controller Attributes; the engine reads HMBR only */
 };
 
 /* Command dwords 10 to 15 of Set Features 0Dh (Host Memory Buffer). */
 struct nvme_hmb_set_cmd {
 	u32 cdw10;	/* FID 0Dh, SV clear */
-	u32 cdw11;	/* bit 0 EHM, bit 1 MR */
+	u32 cdw11;	/* bit 0 EHM, bit 1 MR, bit 2 HMNARE */
 	u32 cdw12;	/* HSIZE, memory page units */
 	u32 cdw13;	/* HMDLLA, list address bits 31:4 */
 	u32 cdw14;	/* HMDLUA, list address bits 63:32 */
@@ -62,6 +74,7 @@ struct nvme_hmb_set_cmd {
 /* Decoded Host Memory Buffer Attributes (Get Features 0Dh). */
 struct nvme_hmb_attrs {
 	bool ehm;	/* completion dword 0 bit 0 */
+	bool hmnar;	/* completion dword 0 bit 3 (TP4104) */
 	u32 hsize;	/* memory page units */
 	u64 hmdla;	/* descriptor list address */
 	u32 hmdlec;	/* descriptor entries */
@@ -102,6 +115,19 @@ struct nvme_hmb_port_ops {
 	 * runs the HMB (called once each time the engine steps back).
 	 */
 	void (*explain_foreign)(struct nvme_hmb_port *port);
+	/*
+	 * Optional: whether, in the system suspend about to begin, the
+	 * controller's driver keeps it powered and puts it in a
+	 * non-operational power state (nvme-pci's nvme_suspend() without
+	 * the firmware), rather than shutting it down.  Asked before tasks
+	 * are frozen, with the engine's lock held; must not sleep or send a
+	 * command.  Only then does an HMB whose controller restricts its
+	 * access (TP4104 HMNAR) stay enabled through the suspend.  Either
+	 * answer is safe when wrong: a controller shut down or reset instead
+	 * drops the HMB, and the reset report gives it back; a "no" costs
+	 * the disable and the return.
+	 */
+	bool (*sleep_powered)(struct nvme_hmb_port *port);
 };
 
 /**

@@ -9,7 +9,9 @@
  *    return it with MR=1 when it is exactly what the controller last had.
  *    If nvme-pci reset the controller on the way, the backend reports the
  *    reset; the buffer is returned all the same (a reset leaves the host's
- *    memory untouched).
+ *    memory untouched).  Unless the controller stays powered in a
+ *    non-operational power state and has promised (TP4104 HMNAR) not to
+ *    touch the HMB there: then it stays enabled (nvme_hmb_sleep()).
  *  - hibernation: disable and free before the image is made, so that the
  *    image is smaller and holds no buffer a controller took.  A buffer
  *    whose disable failed is kept (state failed) and goes into the image;
@@ -18,7 +20,8 @@
  *    means nothing to us.
  *
  * APST and other autonomous power-state changes are not acted on: the HMB
- * stays enabled across them, as the specification allows.
+ * stays enabled across them, as the specification allows, and a
+ * controller with HMNAR keeps off it in the non-operational ones.
  *
  * The notifier walks the registry (registry.c); main.c only registers it.
  */

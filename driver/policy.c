@@ -114,6 +114,11 @@ EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_reason_token);
  *  - HMMINDS 0: no minimum buffer size, one memory page.
  *  - absurd values (HMPRE 0xffffffff is 16 TiB) are not errors here: the
  *    host limit and the allocator bound what is granted.
+ *  - CTRATT: bit 17 (HMBR) only, and only for a controller that asks for
+ *    an HMB; the other bits mean nothing to the engine.  A controller
+ *    that claims HMBR without honouring it is caught later: a refused
+ *    HMNARE is dropped, and without HMNAR in Get Features nothing is
+ *    trusted to it.
  */
 void nvme_hmb_caps_from_id(const struct nvme_hmb_id *id,
 			   struct nvme_hmb_caps *caps)
@@ -128,6 +133,7 @@ void nvme_hmb_caps_from_id(const struct nvme_hmb_id *id,
 			  (u64)id->hmminds << NVME_HMB_PAGE_SHIFT :
 			  NVME_HMB_PAGE;
 	caps->max_descs = id->hmmaxd;
+	caps->hmbr = id->ctratt & NVME_HMB_CTRATT_HMBR;
 	if (caps->min > caps->pref) {
 		caps->min_above_pref = true;
 		caps->pref = caps->min;

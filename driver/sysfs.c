@@ -201,6 +201,7 @@ NVME_HMB_STAT_ATTR(pages_reclaimed);
 NVME_HMB_STAT_ATTR(regrows);
 NVME_HMB_STAT_ATTR(suspends);
 NVME_HMB_STAT_ATTR(resumes);
+NVME_HMB_STAT_ATTR(sleeps_kept);
 
 static struct attribute *nvme_hmb_stats_attrs[] = {
 	&stat_enables_attr.attr,
@@ -218,6 +219,7 @@ static struct attribute *nvme_hmb_stats_attrs[] = {
 	&stat_regrows_attr.attr,
 	&stat_suspends_attr.attr,
 	&stat_resumes_attr.attr,
+	&stat_sleeps_kept_attr.attr,
 	NULL
 };
 

@@ -65,6 +65,49 @@ static void id_parse_real_drives(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, id.hmmaxd, 16);
 }
 
+/* CTRATT, bytes 99:96: of it the engine takes HMBR (bit 17) alone. */
+static void id_parse_ctratt(struct kunit *test)
+{
+	u8 *raw = make_id_ctrl(test, 16384, 3584, 1, 1024);
+	struct nvme_id_ctrl *ctrl = (struct nvme_id_ctrl *)raw;
+	struct nvme_hmb_caps caps;
+	struct nvme_hmb_id id;
+
+	ctrl->ctratt = cpu_to_le32(NVME_HMB_CTRATT_HMBR);
+	KUNIT_EXPECT_EQ(test, raw[98], 0x02);
+	nvme_hmb_id_parse(raw, &id);
+	KUNIT_EXPECT_EQ(test, id.ctratt, NVME_HMB_CTRATT_HMBR);
+	nvme_hmb_caps_from_id(&id, &caps);
+	KUNIT_EXPECT_TRUE(test, caps.hmbr);
+
+	/* Every other bit: no HMBR. */
+	ctrl->ctratt = cpu_to_le32(~NVME_HMB_CTRATT_HMBR);
+	nvme_hmb_id_parse(raw, &id);
+	nvme_hmb_caps_from_id(&id, &caps);
+	KUNIT_EXPECT_FALSE(test, caps.hmbr);
+
+	/* A controller that asks for no HMB has none to restrict. */
+	ctrl->ctratt = cpu_to_le32(NVME_HMB_CTRATT_HMBR);
+	ctrl->hmpre = 0;
+	nvme_hmb_id_parse(raw, &id);
+	nvme_hmb_caps_from_id(&id, &caps);
+	KUNIT_EXPECT_FALSE(test, caps.hmbr);
+}
+
+/* HMNARE is CDW11 bit 2, on an enable only. */
+static void encode_hmnare(struct kunit *test)
+{
+	struct nvme_hmb_set_cmd cmd;
+
+	nvme_hmb_encode_set(&cmd, true, true, 16384, 0x123456780ULL, 16);
+	nvme_hmb_encode_hmnare(&cmd);
+	KUNIT_EXPECT_EQ(test, cmd.cdw11, 0x7);
+	KUNIT_EXPECT_EQ(test, cmd.cdw12, 16384);
+	nvme_hmb_encode_set(&cmd, false, false, 16384, 0x123456780ULL, 16);
+	nvme_hmb_encode_hmnare(&cmd);
+	KUNIT_EXPECT_EQ(test, cmd.cdw11, 0);
+}
+
 static void encode_enable(struct kunit *test)
 {
 	struct nvme_hmb_set_cmd cmd;
@@ -113,9 +156,19 @@ static void decode_attrs(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, a.hmdla, 0x789abc000ULL);
 	KUNIT_EXPECT_EQ(test, a.hmdlec, 16);
 
+	KUNIT_EXPECT_FALSE(test, a.hmnar);
+
 	/* Only bit 0 of dword 0 is EHM. */
 	nvme_hmb_decode_attrs(data, 0xfffffffe, &a);
 	KUNIT_EXPECT_FALSE(test, a.ehm);
+	KUNIT_EXPECT_TRUE(test, a.hmnar);
+
+	/* HMNAR is bit 3; bit 2 (HMNARE in Set Features) is not it. */
+	nvme_hmb_decode_attrs(data, 0x9, &a);
+	KUNIT_EXPECT_TRUE(test, a.ehm);
+	KUNIT_EXPECT_TRUE(test, a.hmnar);
+	nvme_hmb_decode_attrs(data, 0x5, &a);
+	KUNIT_EXPECT_FALSE(test, a.hmnar);
 }
 
 static void encode_decode_round_trip(struct kunit *test)
@@ -215,6 +268,8 @@ static void status_refused(struct kunit *test)
 static struct kunit_case nvme_hmb_cmd_cases[] = {
 	KUNIT_CASE(id_parse_offsets),
 	KUNIT_CASE(id_parse_real_drives),
+	KUNIT_CASE(id_parse_ctratt),
+	KUNIT_CASE(encode_hmnare),
 	KUNIT_CASE(encode_enable),
 	KUNIT_CASE(encode_disable_carries_nothing),
 	KUNIT_CASE(decode_attrs),

@@ -2052,6 +2052,193 @@ static void mock_watches_after_failed_disable(struct kunit *test)
 	t->mock = NULL;
 }
 
+/* ---------------------------------------------------------------------
+ * TP4104: HMNARE with HMBR, and a suspend that keeps the controller
+ * powered in a non-operational power state
+ */
+
+static const struct nvme_hmb_id bg5_hmbr = {
+	16384, 3584, 1, 1024, NVME_HMB_CTRATT_HMBR
+};
+
+/* Without HMBR the bit is reserved: the mock counts it as a violation. */
+static void hmnare_not_without_hmbr(struct kunit *test)
+{
+	struct nvme_hmb_mock_view v;
+	struct ctrl_test *t;
+
+	t = enabled_mock(test, &bg5, MIB(64));
+	nvme_hmb_sleep(t->ctrl, false);
+	nvme_hmb_wake(t->ctrl, false);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
+	nvme_hmb_mock_view(t->mock, &v);
+	KUNIT_EXPECT_EQ(test, v.hmnare_sets, 0);
+	KUNIT_EXPECT_EQ(test, v.rejected, 0);
+	KUNIT_EXPECT_FALSE(test, v.hmnar);
+	KUNIT_EXPECT_FALSE(test, t->ctrl->hmnar);
+	KUNIT_EXPECT_EQ(test, t->ctrl->stats.sleeps_kept, 0);
+	expect_agree(test);
+}
+
+/* With HMBR, on every enable: the first, and a reset's return. */
+static void hmnare_on_every_enable(struct kunit *test)
+{
+	struct nvme_hmb_mock_view v;
+	struct ctrl_test *t;
+
+	t = enabled_mock(test, &bg5_hmbr, MIB(64));
+	nvme_hmb_mock_view(t->mock, &v);
+	KUNIT_EXPECT_EQ(test, v.hmnare_sets, 1);
+	KUNIT_EXPECT_TRUE(test, v.hmnar);
+	KUNIT_EXPECT_TRUE(test, t->ctrl->hmnar);
+	nvme_hmb_mock_reset(t->mock);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
+	nvme_hmb_mock_view(t->mock, &v);
+	KUNIT_EXPECT_EQ(test, v.mr_returns, 1);
+	KUNIT_EXPECT_EQ(test, v.hmnare_sets, 2);
+	KUNIT_EXPECT_TRUE(test, t->ctrl->hmnar);
+	expect_agree(test);
+}
+
+/*
+ * A controller that reports HMBR but refuses HMNARE still gets its HMB,
+ * by a second enable without the bit, and is not sent it again.
+ */
+static void hmnare_refused_retries_without(struct kunit *test)
+{
+	struct nvme_hmb_mock_view v;
+	struct ctrl_test *t;
+
+	new_mock(test, &bg5_hmbr);
+	t = test->priv;
+	nvme_hmb_mock_refuse_hmnare(t->mock, true);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(64));
+	nvme_hmb_mock_view(t->mock, &v);
+	KUNIT_EXPECT_EQ(test, v.set_cmds, 2);
+	KUNIT_EXPECT_EQ(test, v.rejected, 1);
+	KUNIT_EXPECT_EQ(test, v.hmnare_sets, 0);
+	KUNIT_EXPECT_TRUE(test, t->ctrl->hmnare_refused);
+	KUNIT_EXPECT_FALSE(test, t->ctrl->hmnar);
+	/* The return after a reset goes without it at once. */
+	nvme_hmb_mock_reset(t->mock);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
+	nvme_hmb_mock_view(t->mock, &v);
+	KUNIT_EXPECT_EQ(test, v.set_cmds, 3);
+	KUNIT_EXPECT_EQ(test, v.rejected, 1);
+	KUNIT_EXPECT_EQ(test, v.mr_returns, 1);
+	expect_agree(test);
+}
+
+/*
+ * One suspend and resume.  The driver puts a controller it keeps powered
+ * in its deepest power state after the engine's notifier (the mock
+ * counts an HMB left enabled there without HMNAR), and takes it out
+ * before the engine's wake-up.
+ *
+ *   kept:   EHM=1 ----- power state 4 ----- EHM=1      no command
+ *   else:   EHM=0 ----- power state 4 ----- EHM=1 MR=1  (fresh after
+ *           hibernation)
+ */
+struct keep_case {
+	const char *name;
+	bool hmbr;		/* Identify says HMBR */
+	bool refuse;		/* ... but HMNARE is refused */
+	bool firmware;		/* the driver shuts it down instead */
+	bool hibernate;
+	int get_status;		/* the Get Features at the suspend fails */
+	bool kept;		/* the HMB stays enabled */
+};
+
+static const struct keep_case keep_cases[] = {
+	{ "HMNAR, powered: kept", true, false, false, false, 0, true },
+	{ "no HMBR: round trip", false, false, false, false, 0, false },
+	{ "HMNARE refused: round trip", true, true, false, false, 0, false },
+	{ "firmware path: round trip", true, false, true, false, 0, false },
+	{ "hibernation: freed", true, false, false, true, 0, false },
+	{ "Get Features fails: round trip", true, false, false, false,
+	  -EIO, false },
+	{ "Get Features refused: round trip", true, false, false, false,
+	  INVALID_FIELD, false },
+};
+
+static void keep_case_desc(const struct keep_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(keep, keep_cases, keep_case_desc);
+
+static void sleep_keeps_with_hmnar(struct kunit *test)
+{
+	const struct keep_case *c = test->param_value;
+	bool powered = !c->firmware && !c->hibernate;
+	struct nvme_hmb_mock_view v0, v;
+	enum nvme_hmb_state asleep;
+	struct ctrl_test *t;
+
+	new_mock(test, c->hmbr ? &bg5_hmbr : &bg5);
+	t = test->priv;
+	nvme_hmb_mock_refuse_hmnare(t->mock, c->refuse);
+	nvme_hmb_mock_sleep_firmware(t->mock, c->firmware);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
+	if (c->get_status)
+		nvme_hmb_mock_fail_get(t->mock, c->get_status);
+	nvme_hmb_mock_view(t->mock, &v0);
+
+	nvme_hmb_sleep(t->ctrl, c->hibernate);
+	if (powered)
+		nvme_hmb_mock_power_state(t->mock, true);
+	asleep = c->kept ? NVME_HMB_ENABLED :
+		 c->hibernate ? NVME_HMB_OFF : NVME_HMB_SUSPENDED;
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), asleep);
+	nvme_hmb_mock_view(t->mock, &v);
+	KUNIT_EXPECT_EQ(test, v.ehm, c->kept);
+	KUNIT_EXPECT_EQ(test, v.set_cmds - v0.set_cmds, c->kept ? 0 : 1);
+	KUNIT_EXPECT_EQ(test, t->ctrl->stats.sleeps_kept, c->kept ? 1 : 0);
+	/* Asleep, kept or not: a resize waits for the wake-up. */
+	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(32)), -EBUSY);
+	if (powered)
+		nvme_hmb_mock_power_state(t->mock, false);
+
+	nvme_hmb_wake(t->ctrl, c->hibernate);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
+	nvme_hmb_mock_view(t->mock, &v);
+	KUNIT_EXPECT_EQ(test, v.set_cmds - v0.set_cmds, c->kept ? 0 : 2);
+	KUNIT_EXPECT_EQ(test, v.mr_returns - v0.mr_returns,
+			(c->kept || c->hibernate) ? 0 : 1);
+	KUNIT_EXPECT_EQ(test, v.hmnar, c->hmbr && !c->refuse);
+	KUNIT_EXPECT_EQ(test, t->ctrl->stats.suspends, 1);
+	KUNIT_EXPECT_EQ(test, t->ctrl->stats.resumes, 1);
+	expect_agree(test);
+}
+
+/*
+ * Kept for a powered suspend, but the driver reset the controller after
+ * all (a power state it refused, a shutdown): the reset report finds it
+ * holding nothing, and the wake-up returns the buffer.
+ */
+static void kept_then_reset_returns(struct kunit *test)
+{
+	struct nvme_hmb_mock_view v;
+	struct ctrl_test *t;
+
+	t = enabled_mock(test, &bg5_hmbr, MIB(64));
+	nvme_hmb_sleep(t->ctrl, false);
+	KUNIT_ASSERT_EQ(test, t->ctrl->stats.sleeps_kept, 1);
+	nvme_hmb_mock_reset(t->mock);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_SUSPENDED);
+	nvme_hmb_wake(t->ctrl, false);
+	KUNIT_ASSERT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
+	nvme_hmb_mock_view(t->mock, &v);
+	KUNIT_EXPECT_EQ(test, v.mr_returns, 1);
+	KUNIT_EXPECT_TRUE(test, v.hmnar);
+	KUNIT_EXPECT_EQ(test, t->ctrl->stats.resumes, 1);
+	expect_agree(test);
+}
+
 static struct kunit_case nvme_hmb_ctrl_cases[] = {
 	KUNIT_CASE(enable_bg5),
 	KUNIT_CASE(enable_p3plus_limited),
@@ -2111,6 +2298,11 @@ static struct kunit_case nvme_hmb_ctrl_cases[] = {
 	KUNIT_CASE(mock_rejects_65536_entries),
 	KUNIT_CASE(mock_sees_list_change),
 	KUNIT_CASE(mock_watches_after_failed_disable),
+	KUNIT_CASE(hmnare_not_without_hmbr),
+	KUNIT_CASE(hmnare_on_every_enable),
+	KUNIT_CASE(hmnare_refused_retries_without),
+	KUNIT_CASE_PARAM(sleep_keeps_with_hmnar, keep_gen_params),
+	KUNIT_CASE(kept_then_reset_returns),
 	{}
 };
 

@@ -108,14 +108,15 @@ check "back enabled: granted again" eq "$(val $SYS/mock1/reason)" granted
 stats_ok() {
 	for k in enables disables resizes alloc_failures cmd_failures \
 		 mr_enables mr_refusals resets verify_mismatches setup_us \
-		 reclaims pages_reclaimed regrows suspends resumes; do
+		 reclaims pages_reclaimed regrows suspends resumes \
+		 sleeps_kept; do
 		grep -qx "[0-9][0-9]*" $SYS/mock0/stats/$k || {
 			echo "# stats/$k: missing or not a number"
 			return 1
 		}
 		eq "$(stat -c %a $SYS/mock0/stats/$k)" 444 || return 1
 	done
-	eq "$(ls $SYS/mock0/stats | wc -l)" 15 &&
+	eq "$(ls $SYS/mock0/stats | wc -l)" 16 &&
 	eq "$(stat_of mock0 resizes)" 3
 }
 check "stats has every key, resizes counted" stats_ok

@@ -27,6 +27,17 @@
  * While enabled the work item also reads the descriptor list again: a
  * list changed under the controller is a violation, whatever changed it.
  *
+ * Power states and TP4104: a mock whose Identify says HMBR (CTRATT bit
+ * 17) accepts HMNARE (CDW11 bit 2) on an enable and then reports HMNAR
+ * (bit 3 of Get Features' dword 0); to any other, bit 2 is reserved.
+ * Armed, it reports HMBR but refuses HMNARE, as a controller that claims
+ * more than it does.  nvme_hmb_mock_power_state() puts it in, and takes
+ * it out of, the non-operational power state of a suspend in which its
+ * driver keeps it powered (the path nvme_hmb_mock_sleep_firmware()
+ * turns off): entering it with the HMB enabled without HMNAR is a
+ * violation (host memory may be unreachable then), and with HMNAR it
+ * touches nothing until it leaves, when it checks the whole buffer.
+ *
  * The mock reads the host's memory through the linear map, translating the
  * DMA addresses it is given: it needs dma-direct, which its platform
  * device always has.
@@ -101,6 +112,12 @@ struct nvme_hmb_mock {
 					 * controller still uses its memory
 					 */
 
+	/* TP4104 and power states (see the top of this file) */
+	bool hmnar;			/* the enabled HMB was set with HMNARE */
+	bool refuse_hmnare;		/* HMBR reported, HMNARE refused */
+	bool sleep_firmware;		/* READ_ONCE: suspends shut it down */
+	bool nonop;			/* in a non-operational power state */
+
 	/*
 	 * Shared with another driver (as nvme-pci shares a controller with
 	 * nvme_hmb_pci): that driver's buffer, as it recorded it, and
@@ -137,7 +154,9 @@ static unsigned int hmpre[MOCK_MAX_CTRLS] = { 16384 };
 static unsigned int hmmin[MOCK_MAX_CTRLS] = { 3584 };
 static unsigned int hmminds[MOCK_MAX_CTRLS] = { 1 };
 static unsigned int hmmaxd[MOCK_MAX_CTRLS] = { 1024 };
+static unsigned int ctratt[MOCK_MAX_CTRLS];
 static unsigned int nr_hmpre = 1, nr_hmmin = 1, nr_hmminds = 1, nr_hmmaxd = 1;
+static unsigned int nr_ctratt = 1;
 module_param_array(hmpre, uint, &nr_hmpre, 0444);
 MODULE_PARM_DESC(hmpre, "HMPRE per mock, 4 KiB units; the last value repeats (default 16384)");
 module_param_array(hmmin, uint, &nr_hmmin, 0444);
@@ -146,6 +165,8 @@ module_param_array(hmminds, uint, &nr_hmminds, 0444);
 MODULE_PARM_DESC(hmminds, "HMMINDS per mock, 4 KiB units (default 1)");
 module_param_array(hmmaxd, uint, &nr_hmmaxd, 0444);
 MODULE_PARM_DESC(hmmaxd, "HMMAXD per mock, 0-65535, 0 = no limit (default 1024)");
+module_param_array(ctratt, uint, &nr_ctratt, 0444);
+MODULE_PARM_DESC(ctratt, "CTRATT per mock; bit 17 (0x20000) is HMBR (default 0)");
 
 /* ---------------------------------------------------------------------
  * The firmware's view of host memory
@@ -292,8 +313,11 @@ static void mock_touch_work(struct work_struct *work)
 
 	mutex_lock(&mock->lock);
 	if (mock->ehm && !mock->other) {
-		mock_check_list(mock);
-		mock_touch_some(mock);
+		/* HMNAR: not a byte while non-operational. */
+		if (!mock->nonop || !mock->hmnar) {
+			mock_check_list(mock);
+			mock_touch_some(mock);
+		}
 		queue_delayed_work(mock_wq, &mock->touch,
 				   msecs_to_jiffies(MOCK_TOUCH_MS));
 	}
@@ -440,6 +464,9 @@ static int mock_enable(struct nvme_hmb_mock *mock,
 		mock_touch_all(mock, true);
 	}
 	mock->ehm = true;
+	mock->hmnar = cmd->cdw11 & NVME_HMB_HMNARE;
+	if (mock->hmnar)
+		mock->stats.hmnare_sets++;
 	mock->cursor = 0;
 	queue_delayed_work(mock_wq, &mock->touch,
 			   msecs_to_jiffies(MOCK_TOUCH_MS));
@@ -457,6 +484,7 @@ static void mock_disable_locked(struct nvme_hmb_mock *mock)
 	}
 	mock->ehm = false;
 	mock->other = false;
+	mock->hmnar = false;
 }
 
 static int mock_execute_locked(struct nvme_hmb_mock *mock,
@@ -500,13 +528,22 @@ static int mock_set_features_locked(struct nvme_hmb_mock *mock,
 static int mock_execute_locked(struct nvme_hmb_mock *mock,
 			       const struct nvme_hmb_set_cmd *cmd)
 {
+	u32 known = NVME_HOST_MEM_ENABLE | NVME_HOST_MEM_RETURN;
+
+	if (mock->id.ctratt & NVME_HMB_CTRATT_HMBR)
+		known |= NVME_HMB_HMNARE;
 	if (cmd->cdw10 & BIT(31))
 		return mock_reject(mock, MOCK_NOT_SAVEABLE, "save (SV) requested");
 	if ((cmd->cdw10 & 0xff) != NVME_FEAT_HOST_MEM_BUF)
 		return mock_reject(mock, MOCK_INVALID_FIELD, "not FID 0Dh");
-	if (cmd->cdw11 & ~(NVME_HOST_MEM_ENABLE | NVME_HOST_MEM_RETURN))
+	if (cmd->cdw11 & ~known)
 		return mock_reject(mock, MOCK_INVALID_FIELD,
 				   "reserved bits of CDW11 set");
+	/* Armed to refuse it: the host is right to retry without. */
+	if ((cmd->cdw11 & NVME_HMB_HMNARE) && mock->refuse_hmnare) {
+		mock->stats.rejected++;
+		return MOCK_INVALID_FIELD;
+	}
 	if (cmd->cdw11 & NVME_HOST_MEM_ENABLE)
 		return mock_enable(mock, cmd);
 	if (cmd->cdw11 & NVME_HOST_MEM_RETURN)
@@ -634,15 +671,24 @@ static int mock_get_features(struct nvme_hmb_port *port, void *data, u32 *cdw0)
 	attrs[2] = cpu_to_le32(mock->ehm ? upper_32_bits(mock->hmdla) : 0);
 	attrs[3] = cpu_to_le32(mock->ehm ? mock->hmdlec : 0);
 	*cdw0 = mock->ehm ? NVME_HOST_MEM_ENABLE : 0;
+	if (mock->ehm && mock->hmnar)
+		*cdw0 |= NVME_HMB_HMNAR;
 out:
 	mutex_unlock(&mock->lock);
 	return status;
+}
+
+/* Whether a suspend keeps it powered in a non-operational power state. */
+static bool mock_sleep_powered(struct nvme_hmb_port *port)
+{
+	return !READ_ONCE(to_mock(port)->sleep_firmware);
 }
 
 static const struct nvme_hmb_port_ops mock_port_ops = {
 	.identify	= mock_identify,
 	.set_features	= mock_set_features,
 	.get_features	= mock_get_features,
+	.sleep_powered	= mock_sleep_powered,
 };
 
 /* Whether @attrs are the other driver's buffer, as that driver recorded it. */
@@ -663,6 +709,7 @@ static const struct nvme_hmb_port_ops mock_shared_port_ops = {
 	.set_features	= mock_set_features,
 	.get_features	= mock_get_features,
 	.foreign_list	= mock_foreign_list,
+	.sleep_powered	= mock_sleep_powered,
 };
 
 /* ---------------------------------------------------------------------
@@ -683,6 +730,7 @@ void nvme_hmb_mock_view(struct nvme_hmb_mock *mock,
 	view->hsize = mock->ehm ? mock->hsize : 0;
 	view->hmdla = mock->ehm ? mock->hmdla : 0;
 	view->hmdlec = mock->ehm ? mock->hmdlec : 0;
+	view->hmnar = mock->ehm && mock->hmnar;
 	mutex_unlock(&mock->lock);
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_mock_view);
@@ -907,10 +955,66 @@ void nvme_hmb_mock_silent_reset(struct nvme_hmb_mock *mock)
 	mock->die_next = false;
 	mock->ehm = false;
 	mock->other = false;
+	mock->hmnar = false;
+	mock->nonop = false;
 	mutex_unlock(&mock->lock);
 	cancel_delayed_work_sync(&mock->touch);
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_mock_silent_reset);
+
+/**
+ * nvme_hmb_mock_refuse_hmnare() - report HMBR but refuse HMNARE
+ * @mock: the mock; its Identify should say HMBR
+ * @refuse: refuse every enable with HMNARE (Invalid Field), or stop
+ */
+void nvme_hmb_mock_refuse_hmnare(struct nvme_hmb_mock *mock, bool refuse)
+{
+	mutex_lock(&mock->lock);
+	mock->refuse_hmnare = refuse;
+	mutex_unlock(&mock->lock);
+}
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_mock_refuse_hmnare);
+
+/**
+ * nvme_hmb_mock_sleep_firmware() - which way its driver suspends it
+ * @mock: the mock
+ * @firmware: true: shut down, as nvme-pci does when the firmware takes
+ *	      part in the suspend; false (the default): kept powered in a
+ *	      non-operational power state
+ */
+void nvme_hmb_mock_sleep_firmware(struct nvme_hmb_mock *mock, bool firmware)
+{
+	WRITE_ONCE(mock->sleep_firmware, firmware);
+}
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_mock_sleep_firmware);
+
+/**
+ * nvme_hmb_mock_power_state() - enter or leave the deepest power state
+ * @mock: the mock
+ * @nonop: enter it (as nvme_suspend() does after the engine's PM
+ *	   notifier), or go back to an operational one (resume)
+ *
+ * Entering it with the HMB enabled and no HMNAR is a violation: host
+ * memory may be unreachable in a system suspend state.  With HMNAR the
+ * mock touches nothing until it leaves, then checks the whole buffer.
+ */
+void nvme_hmb_mock_power_state(struct nvme_hmb_mock *mock, bool nonop)
+{
+	mutex_lock(&mock->lock);
+	if (nonop && !mock->nonop && mock->ehm && !mock->other &&
+	    !mock->hmnar) {
+		mock->stats.violations++;
+		pr_err("%s: HMB enabled without HMNAR in a suspend's non-operational power state\n",
+		       mock->port.name);
+	}
+	if (!nonop && mock->nonop && mock->ehm && !mock->other) {
+		mock_check_list(mock);
+		mock_touch_all(mock, false);
+	}
+	mock->nonop = nonop;
+	mutex_unlock(&mock->lock);
+}
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_mock_power_state);
 
 /**
  * nvme_hmb_mock_misbehave() - arm the misbehaviour of real controllers
@@ -948,8 +1052,9 @@ EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_mock_ctrl);
  * before tasks are frozen.  From there the engine's sleeping flag keeps
  * resizes, reclaim and regrow from enabling it again until its wake-up
  * notifier; what happens later in the sleep is not sampled.  Each sample
- * records whether host memory was still enabled (it must not be, for any
- * sleep) and whether the engine still held a buffer (kept for MR=1
+ * records whether host memory was still enabled (it must not be, but for
+ * a suspend that keeps the controller powered and an HMB with HMNAR:
+ * sleep_kept) and whether the engine still held a buffer (kept for MR=1
  * across suspend, freed for hibernation).
  */
 
@@ -963,7 +1068,10 @@ static void mock_sleep_sample(struct nvme_hmb_mock *mock)
 	held = ctrl->buf.size != 0;
 	mutex_lock(&mock->lock);
 	mock->stats.sleep_samples++;
-	if (mock->ehm)
+	/* Kept with HMNAR for a powered suspend: as the engine should. */
+	if (mock->ehm && mock->hmnar && !READ_ONCE(mock->sleep_firmware))
+		mock->stats.sleep_kept++;
+	else if (mock->ehm)
 		mock->stats.sleep_ehm++;
 	if (held)
 		mock->stats.sleep_held++;
@@ -1016,6 +1124,8 @@ MOCK_VIEW_ATTR(pages_checked);
 MOCK_VIEW_ATTR(sleep_samples);
 MOCK_VIEW_ATTR(sleep_ehm);
 MOCK_VIEW_ATTR(sleep_held);
+MOCK_VIEW_ATTR(sleep_kept);
+MOCK_VIEW_ATTR(hmnare_sets);
 MOCK_VIEW_ATTR(late_done);
 MOCK_VIEW_ATTR(lies);
 
@@ -1235,6 +1345,10 @@ static void mock_debugfs_add(struct nvme_hmb_mock *mock)
 				   &mock_sleep_ehm_fops);
 	debugfs_create_file_unsafe("sleep_held", 0400, d, mock,
 				   &mock_sleep_held_fops);
+	debugfs_create_file_unsafe("sleep_kept", 0400, d, mock,
+				   &mock_sleep_kept_fops);
+	debugfs_create_file_unsafe("hmnare_sets", 0400, d, mock,
+				   &mock_hmnare_sets_fops);
 	debugfs_create_file_unsafe("fail_next_set", 0600, d, mock,
 				   &mock_fail_set_fops);
 	debugfs_create_file_unsafe("fail_next_get", 0600, d, mock,
@@ -1296,8 +1410,9 @@ mock_create(const char *name, const struct nvme_hmb_id *id,
 		goto err_pdev;
 	}
 	mock_debugfs_add(mock);
-	dev_info(&mock->pdev->dev, "%s: mock controller, HMPRE %u HMMIN %u HMMINDS %u HMMAXD %u\n",
-		 name, id->hmpre, id->hmmin, id->hmminds, id->hmmaxd);
+	dev_info(&mock->pdev->dev, "%s: mock controller, HMPRE %u HMMIN %u HMMINDS %u HMMAXD %u%s\n",
+		 name, id->hmpre, id->hmmin, id->hmminds, id->hmmaxd,
+		 id->ctratt & NVME_HMB_CTRATT_HMBR ? " HMBR" : "");
 	return mock;
 
 err_pdev:
@@ -1433,6 +1548,7 @@ static int __init mock_init(void)
 		id.hmmin = mock_param(hmmin, nr_hmmin, i);
 		id.hmminds = mock_param(hmminds, nr_hmminds, i);
 		id.hmmaxd = mock_param(hmmaxd, nr_hmmaxd, i);
+		id.ctratt = mock_param(ctratt, nr_ctratt, i);
 		snprintf(name, sizeof(name), "mock%u", i);
 		mock_ctrls[i] = nvme_hmb_mock_create(name, &id);
 		if (IS_ERR(mock_ctrls[i])) {

@@ -16,6 +16,7 @@ struct nvme_hmb_mock;
 /* What the mock controller holds and has seen, as it sees it. */
 struct nvme_hmb_mock_view {
 	bool ehm;		/* host memory enabled */
+	bool hmnar;		/* ... with HMNARE accepted (TP4104) */
 	u32 hsize;		/* memory page units, of the current or last buffer */
 	u64 hmdla;		/* descriptor list address */
 	u32 hmdlec;		/* descriptor entries */
@@ -28,6 +29,11 @@ struct nvme_hmb_mock_view {
 	u64 sleep_samples;	/* system sleeps begun, sampled after the engine */
 	u64 sleep_ehm;		/* ... that found host memory still enabled */
 	u64 sleep_held;		/* ... that found the engine holding a buffer */
+	u64 sleep_kept;		/* ... that found it enabled with HMNAR, for a
+				 * suspend that keeps the controller powered
+				 * (not in sleep_ehm)
+				 */
+	u64 hmnare_sets;	/* enables accepted with HMNARE */
 	u64 late_done;		/* Set Features carried out after a timeout */
 	u64 lies;		/* Get Features answered wrongly */
 	const char *why;	/* the rule the last rejected command broke */
@@ -57,6 +63,9 @@ void nvme_hmb_mock_silent_reset(struct nvme_hmb_mock *mock);
 void nvme_hmb_mock_misbehave(struct nvme_hmb_mock *mock, unsigned int late_ms,
 			     unsigned int get_lies, bool die);
 void nvme_hmb_mock_check(struct nvme_hmb_mock *mock);
+void nvme_hmb_mock_refuse_hmnare(struct nvme_hmb_mock *mock, bool refuse);
+void nvme_hmb_mock_sleep_firmware(struct nvme_hmb_mock *mock, bool firmware);
+void nvme_hmb_mock_power_state(struct nvme_hmb_mock *mock, bool nonop);
 int nvme_hmb_mock_other(struct nvme_hmb_mock *mock, bool enable);
 bool nvme_hmb_mock_other_held(struct nvme_hmb_mock *mock);
 int nvme_hmb_mock_raw_set(struct nvme_hmb_mock *mock,

@@ -87,6 +87,7 @@
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
+#include <linux/suspend.h>
 #include <linux/workqueue.h>
 
 #include "compat.h"
@@ -138,6 +139,9 @@ struct hmb_pci_ctrl {
 	u64 pci_had;			/* bytes nvme-pci freed for us, or 0 */
 	const char *kept_why;		/* why nvme-pci kept its HMB, or NULL */
 	int kept_err;
+	/* Identify Controller at attach (hmb_pci_check_ctrl()): raw */
+	u32 ctratt;
+	u8 npss;
 	/*
 	 * Set when the controller is unbound while it cannot take our
 	 * disable (gone, or not live): from then on nothing is sent, and the
@@ -255,6 +259,7 @@ static int hmb_pci_identify(struct nvme_hmb_port *port, struct nvme_hmb_id *id)
 	id->hmmin = READ_ONCE(pc->nctrl->hmmin);
 	id->hmminds = READ_ONCE(pc->nctrl->hmminds);
 	id->hmmaxd = READ_ONCE(pc->nctrl->hmmaxd);
+	id->ctratt = pc->ctratt;
 	hmb_pci_hooks_identify(port->dev, port->name, id);
 	return 0;
 }
@@ -521,12 +526,35 @@ static int hmb_pci_set_features(struct nvme_hmb_port *port,
 	return ret;
 }
 
+/*
+ * nvme_suspend()'s choice, made before the devices suspend: it keeps the
+ * controller powered, in its deepest non-operational power state, unless
+ * the firmware takes part in the suspend, the controller has no power
+ * state but 0 (NPSS 0, from the Identify at attach) or its link has no
+ * ASPM; a controller with NVME_QUIRK_SIMPLE_SUSPEND, which is not read
+ * here, is shut down too.  Whether the firmware takes part is known only
+ * once the platform begins the suspend, after the PM notifier that asks:
+ * only where suspend is s2idle by default (mem_sleep "s2idle") is it
+ * certain not to ("deep" can be bypassed by writing "freeze" to
+ * /sys/power/state, and is answered no).  A wrong yes shuts the
+ * controller down with the HMB enabled, as nvme-pci itself does on that
+ * path, and the reset at resume drops it (nvme_hmb.h).
+ */
+static bool hmb_pci_sleep_powered(struct nvme_hmb_port *port)
+{
+	struct hmb_pci_ctrl *pc = to_hmb_pci(port);
+
+	return pm_suspend_default_s2idle() && pc->npss &&
+	       pcie_aspm_enabled(pc->pdev);
+}
+
 static const struct nvme_hmb_port_ops hmb_pci_port_ops = {
 	.identify	= hmb_pci_identify,
 	.set_features	= hmb_pci_set_features,
 	.get_features	= hmb_pci_get_features,
 	.foreign_list	= hmb_pci_foreign_list,
 	.explain_foreign = hmb_pci_explain_foreign,
+	.sleep_powered	= hmb_pci_sleep_powered,
 };
 
 /* ---------------------------------------------------------------------
@@ -643,11 +671,13 @@ static bool hmb_pci_in_module(const void *fn, struct module *owner, char *sym)
 
 /*
  * Before the first command to a controller: check what else is read of
- * struct nvme_ctrl against the controller itself.  Device lock held, the
- * controller LIVE.  Return: 0, or -EINVAL (the member named in dmesg),
- * or the error of the Identify command.
+ * struct nvme_ctrl against the controller itself, and keep what nvme-core
+ * caches in no member nvme_hmb_pci reads: CTRATT and NPSS, into @pc.
+ * Device lock held, the controller LIVE.  Return: 0, or -EINVAL (the
+ * member named in dmesg), or the error of the Identify command.
  */
-static int hmb_pci_check_ctrl(struct pci_dev *pdev, struct nvme_ctrl *nctrl)
+static int hmb_pci_check_ctrl(struct pci_dev *pdev, struct nvme_ctrl *nctrl,
+			      struct hmb_pci_ctrl *pc)
 {
 	struct device *dev = nctrl->device;
 	struct module *owner = pdev->dev.driver->owner;
@@ -712,6 +742,9 @@ static int hmb_pci_check_ctrl(struct pci_dev *pdev, struct nvme_ctrl *nctrl)
 		hmb_pci_bad_layout(dev, "hmmaxd", "differs from Identify Controller");
 	else
 		ret = 0;
+	/* Raw: the engine reads HMBR alone; NPSS only as nvme-pci does. */
+	pc->ctratt = le32_to_cpu(id->ctratt);
+	pc->npss = id->npss;
 out:
 	kfree(id);
 	return ret;
@@ -989,12 +1022,17 @@ static void hmb_pci_add(struct pci_dev *pdev, struct nvme_ctrl *nctrl)
 		return;
 	}
 	ndev = hmb_pci_nvme_dev(pdev, nctrl);
-	if (!ndev || hmb_pci_check_ctrl(pdev, nctrl)) {
+	if (!ndev) {
 		put_device(nctrl->device);
 		return;
 	}
 	pc = kzalloc(sizeof(*pc), GFP_KERNEL);
 	if (!pc) {
+		put_device(nctrl->device);
+		return;
+	}
+	if (hmb_pci_check_ctrl(pdev, nctrl, pc)) {
+		kfree(pc);
 		put_device(nctrl->device);
 		return;
 	}

@@ -1,0 +1,240 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# nvme-hmb-vm: emu
+# nvme-hmb-kernel: stock stock-6.12
+#
+# nvme-hmb across the power states of the emulated DRAM-less drive
+# (qemu/, patch 0012: hmb_power_states, hmbr), through nvme_hmb_pci, on
+# two emulated drives with hmb_power_states, one with HMBR and one
+# without: in make test's emu VM of the stock kernels, behind PCIe root
+# ports (scripts/run-tests, EMU_POWER_DRIVE), kept from nvme-pci by the
+# guest's init for this suite to bind, and to give back:
+#
+#  1. HMNAR is on exactly when the drive reports HMBR, and the drive
+#     refused no Set Features (HMNARE goes only to a drive with HMBR; to
+#     any other it is a reserved bit);
+#  2. ASPM L0s enabled on each drive's link (pcie_aspm=force, policy
+#     powersave), one suspend to idle (mem with mem_sleep s2idle,
+#     pm_test devices: nvme-pci's nvme_suspend() runs, on its
+#     host-managed path: the drive kept powered in its deepest power
+#     state): with HMNAR the HMB stays enabled through it (sleeps_kept,
+#     no disable, no return, the drive put in PS4 and back, no access to
+#     the HMB there); without, the round trip (a disable, then a
+#     return);
+#  3. Linux's APST takes the idle drive to a non-operational state, I/O
+#     takes it back; without HMNAR the drive uses the HMB there
+#     (nonop_accesses), with HMNAR never.
+# After the suspend sysfs agrees with Get Features 0Dh, and at the end
+# the drives have seen no violation and no DMA error.
+#
+# Destructive to the first 16 MiB of the drives' namespaces.  Exit: 0 all
+# passed, 1 a test failed, 4 skipped (not root, nvme_hmb_pci not
+# installed, not two emulated drives with hmb_power_states, one with
+# hmbr and one without, or no /sys/power/pm_test).
+
+. "$(dirname "$0")/ksft_lib"
+. "$(dirname "$0")/nvme_lib"
+
+ksft_header nvme_hmb_pci
+device_guard
+if [ ! -w /sys/power/pm_test ]; then
+	echo "1..0 # SKIP no /sys/power/pm_test (CONFIG_PM_DEBUG)"
+	exit $KSFT_SKIP
+fi
+
+# The drives the guest's init kept from nvme-pci (NVME_HMB_HOLD_PORTED,
+# scripts/guest/init): bound now, given back at the end.
+held=
+for f in /sys/bus/pci/devices/*/driver_override; do
+	[ "$(val "$f")" = nvme_hmb_held ] || continue
+	bdf=$(basename "$(dirname "$f")")
+	held="$held $bdf"
+	echo >"$f"
+	echo "$bdf" >/sys/bus/pci/drivers/nvme/bind ||
+		echo "# cannot bind $bdf to nvme"
+done
+# bound BDF: nvme-pci has the drive at BDF and its namespace is there
+bound() {
+	_c=$(ls "/sys/bus/pci/devices/$1/nvme" 2>/dev/null | head -n 1)
+	[ -n "$_c" ] && [ -b "/dev/${_c}n1" ]
+}
+for bdf in $held; do
+	wait_for 20 bound "$bdf" || echo "# $bdf: no controller, or no namespace"
+done
+release() {
+	for _b in $held; do
+		echo "$_b" >/sys/bus/pci/drivers/nvme/unbind
+		echo nvme_hmb_held >"/sys/bus/pci/devices/$_b/driver_override"
+	done
+}
+
+# The drives with power states, one without HMBR and one with:
+# "nvmeN:0 nvmeM:1".
+without=
+with=
+for c in /sys/class/nvme/nvme*; do
+	CTRL=${c##*/}
+	emu_present || continue
+	pw=$(emu_power) || continue
+	[ $((${pw#* } & 1)) = 1 ] || continue
+	if [ $(((${pw#* } >> 2) & 1)) = 1 ]; then
+		with=${with:-$CTRL}
+	else
+		without=${without:-$CTRL}
+	fi
+	eval "rej_$CTRL=\$(emu rejected)"
+done
+if [ -z "$without" ] || [ -z "$with" ]; then
+	release
+	echo "1..0 # SKIP needs two emulated drives with hmb_power_states, one with hmbr and one without (found: ${without:-none} without, ${with:-none} with)"
+	exit $KSFT_SKIP
+fi
+drives="$without:0 $with:1"
+echo "1..25"
+echo "# drives (controller:HMBR): $drives"
+modprobe -r nvme_hmb_pci nvme_hmb_mock nvme_hmb 2>/dev/null
+
+# on DRIVE: CTRL, NS and the rest of nvme_lib aimed at DRIVE (nvmeN:HMBR)
+on() {
+	CTRL=${1%:*}
+	NS=/dev/${CTRL}n1
+	HMBR=${1#*:}
+	D=$SYS/$CTRL
+	BDF=$(basename "$(readlink -f "/sys/class/nvme/$CTRL/device")")
+}
+state_is() { [ "$(val "$D/state")" = "$1" ]; }
+all_enabled() {
+	for _d in $drives; do
+		on "$_d"
+		wait_for 10 test -d "$D" && wait_for 10 state_is enabled ||
+			return 1
+	done
+}
+load_hmb() {
+	modprobe nvme_hmb default_limit_mib=128 && modprobe nvme_hmb_pci &&
+	all_enabled
+}
+power_flag() { # power_flag BIT: that bit of the drive's power flags
+	_pw=$(emu_power) || return 1
+	echo $(((${_pw#* } >> $1) & 1))
+}
+above() { [ "$(emu "$1")" -gt "$2" ]; }
+# was NAME: what NAME_$CTRL recorded for this drive
+was() { eval "echo \$${1}_$CTRL"; }
+# ASPM on the drives' links, which nvme_suspend() asks for
+# (pcie_aspm_enabled()): the firmware (SeaBIOS) enables none, and the
+# default policy keeps what it set; "powersave" enables every state the
+# link supports (L0s on QEMU's), pcie_aspm=force letting it be changed.
+ASPM_POLICY=/sys/module/pcie_aspm/parameters/policy
+aspm_was=$(sed -n 's/.*\[\([a-z]*\)\].*/\1/p' "$ASPM_POLICY" 2>/dev/null)
+aspm_l0s() {
+	_f=/sys/bus/pci/devices/$BDF/link/l0s_aspm
+	[ -e "$_f" ] || { echo "# $BDF has no $_f (no PCIe link, or no pcie_aspm=force)"; return 1; }
+	eq "$(val "$_f")" 1
+}
+
+# 1. HMNARE and HMNAR
+check "modprobe nvme_hmb, nvme_hmb_pci: every drive's HMB enabled" load_hmb
+check "ASPM policy powersave (was ${aspm_was:-none})" \
+	put powersave "$ASPM_POLICY"
+for d in $drives; do
+	on "$d"
+	check "$CTRL: HMNAR on exactly when the drive reports HMBR ($HMBR)" \
+		eq "$(power_flag 3)" "$HMBR"
+	check "$CTRL: the drive refused no Set Features" \
+		eq "$(emu rejected)" "$(was rej)"
+	check "$CTRL: ASPM L0s enabled on its link" aspm_l0s
+done
+
+# 2. One suspend to idle for both drives.  nvme_suspend() keeps a drive
+# powered, in its deepest power state, when it has non-operational power
+# states and ASPM is on its link; nvme_hmb_pci says so before the devices
+# suspend when suspend is s2idle by default (mem_sleep).
+for d in $drives; do
+	on "$d"
+	for k in disables mr_returns ps_changes nonop_accesses; do
+		eval "${k}_$CTRL=\$(emu $k)"
+	done
+	eval "kept_$CTRL=\$(stat_of $CTRL sleeps_kept)"
+	eval "susp_$CTRL=\$(stat_of $CTRL suspends)"
+done
+s2idle() {
+	_old=$(sed -n 's/.*\[\([a-z0-9]*\)\].*/\1/p' /sys/power/mem_sleep)
+	put 1 /sys/module/suspend/parameters/pm_test_delay &&
+	put s2idle /sys/power/mem_sleep || return 1
+	_rc=0
+	echo devices > /sys/power/pm_test && echo mem > /sys/power/state ||
+		_rc=1
+	echo none > /sys/power/pm_test
+	put "$_old" /sys/power/mem_sleep
+	[ $_rc = 0 ] || { echo "# echo mem > /sys/power/state failed"; return 1; }
+	all_enabled
+}
+check "s2idle at pm_test devices, the drives back enabled" s2idle
+# after_suspend: one suspend more, and what HMBR promised: kept with
+# HMNAR, the round trip without
+after_suspend() {
+	eq "$(stat_of "$CTRL" suspends)" $(($(was susp) + 1)) || return 1
+	if [ "$HMBR" = 1 ]; then
+		eq "$(stat_of "$CTRL" sleeps_kept)" $(($(was kept) + 1)) &&
+		eq "$(emu disables)" "$(was disables)" &&
+		eq "$(emu mr_returns)" "$(was mr_returns)" &&
+		above ps_changes "$(was ps_changes)" &&
+		eq "$(emu nonop_accesses)" "$(was nonop_accesses)"
+	else
+		eq "$(stat_of "$CTRL" sleeps_kept)" "$(was kept)" &&
+		above disables "$(was disables)" &&
+		wait_for 20 above mr_returns "$(was mr_returns)" &&
+		above ps_changes "$(was ps_changes)"
+	fi
+}
+for d in $drives; do
+	on "$d"
+	if [ "$HMBR" = 1 ]; then
+		check "$CTRL: HMNAR: the HMB stayed enabled in PS4, untouched" \
+			after_suspend
+	else
+		check "$CTRL: no HMNAR: disabled for PS4, then returned" \
+			after_suspend
+	fi
+	check "$CTRL: after the suspend: sysfs agrees with Get Features" \
+		agree_pci
+	check "$CTRL: I/O after the suspend" io_ok 0
+done
+
+# 3. APST as Linux set it up (nvme_configure_apst() at the controller's
+# start): PS3 after 100 ms of idle time, PS4 after 2 s more.  I/O first,
+# so that the drive is operational, then idle.
+for d in $drives; do
+	on "$d"
+	check "$CTRL: Linux enabled APST on the drive" eq "$(power_flag 1)" 1
+	nonop=$(emu nonop_accesses)
+	apst=$(emu apst_transitions)
+	io_ok 16 >/dev/null
+	check "$CTRL: APST: the idle drive went to a non-operational state" \
+		wait_for 10 above apst_transitions "$apst"
+	wake=$(emu ps_wakeups)
+	woken() { io_ok 16 && above ps_wakeups "$wake"; }
+	check "$CTRL: I/O takes it back to an operational state" woken
+	if [ "$HMBR" = 1 ]; then
+		check "$CTRL: HMNAR: no HMB access in a non-operational state" \
+			eq "$(emu nonop_accesses)" "$nonop"
+	else
+		check "$CTRL: no HMNAR: the drive used the HMB in a non-operational state" \
+			above nonop_accesses "$nonop"
+	fi
+done
+
+keys="$EMU_KEYS ps_changes apst_transitions ps_wakeups nonop_accesses"
+for d in $drives; do
+	on "$d"
+	check "$CTRL: no violation, no DMA error at the end" emu_clean
+	echo "# $CTRL: $(for k in $keys; do printf '%s=%s ' $k "$(emu $k)"; done)power=$(emu_power)"
+	echo "# $CTRL stats: $(stats_line "$CTRL")"
+done
+[ -z "$aspm_was" ] || put "$aspm_was" "$ASPM_POLICY"
+# The HMB back to nvme-pci before its drives go back to the init's hold.
+modprobe -r nvme_hmb_pci nvme_hmb
+release
+rm -rf "$T"
+ksft_end
