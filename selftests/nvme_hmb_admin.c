@@ -16,7 +16,8 @@
  *       raw page on stdout
  *   nvme_hmb_admin cmd DEV OPCODE CDW10 CDW11 CDW12 CDW13 CDW14
  *       an admin command without data (e.g. the emulated drive's
- *       vendor command C4h)
+ *       vendor command C4h), its completion's Dword 0 printed as one
+ *       line "result=N" (decimal)
  *
  * Numbers as strtoul() base 0 reads them (0x for hex), as nvme-cli does.
  * Exit status: 0 done, 1 the command failed (the ioctl's error, or the
@@ -152,7 +153,10 @@ static int do_cmd(char **argv)
 	cmd.cdw12 = v[3];
 	cmd.cdw13 = v[4];
 	cmd.cdw14 = v[5];
-	return admin(argv[0], &cmd);
+	if (admin(argv[0], &cmd))
+		return 1;
+	printf("result=%u\n", cmd.result);
+	return 0;
 }
 
 int main(int argc, char **argv)
