@@ -474,7 +474,7 @@ done
 # and the count is not asked for: its read of the freed buffer would
 # fault.
 cfs_detach() {
-	_w=$(emu map_writes) && _inj=$(injected) || return 1
+	_mw=$(emu map_writes) && _inj=$(injected) || return 1
 	fault_cmd 1 1 0 4 0 || { echo "# cannot arm the lost disable with CFS"; return 1; }
 	rmmod nvme_hmb_pci || { echo "# the detach failed"; return 1; }
 	wait_for $((ADMIN_TIMEOUT * 3)) live || { echo "# not live again"; return 1; }
@@ -486,9 +486,9 @@ cfs_detach() {
 	dmesg_none "rather than freeing memory it may still use" ||
 		{ echo "# the detach leaked the buffer"; _ok=1; }
 	[ "$(injected)" -gt "$_inj" ] || { echo "# the fault was never taken"; _ok=1; }
-	_w2=$(emu map_writes) || return 1
-	if [ "$_w2" -ne $((_w + 1)) ]; then
-		echo "# map writes $_w -> $_w2: not the one write-back"
+	_mw2=$(emu map_writes) || return 1
+	if [ "$_mw2" -ne $((_mw + 1)) ]; then
+		echo "# map writes $_mw -> $_mw2: not the one write-back"
 		_ok=1
 	fi
 	if [ ! -e /sys/bus/pci/devices/$BDF/iommu_group ]; then
