@@ -9,6 +9,13 @@
 # DMA error at any step.  nvme-cli's Get Features 0Dh agrees with what
 # nvme-pci said it allocated.
 #
+# The drive's cache of map segments (hmb_cache with hmb_writes, as
+# scripts/run-tests sets it up): data written through a cached segment
+# reads back the same, and the drive finds its map entries as it wrote
+# them, after the segment was evicted (written back to the drive's NAND
+# map, loaded again from there) and after a controller reset that
+# returned the buffer with MR=1 (the cache kept: no segment loaded).
+#
 # Destructive to the first 8 MiB of the namespace.  Exit: 0 all passed,
 # 1 a test failed, 4 skipped (not root, or the controller is not the
 # emulated drive).
@@ -23,7 +30,7 @@ if ! emu_present; then
 	exit $KSFT_SKIP
 fi
 do_s3=${NVME_HMB_REAL_S3:-0}
-echo "1..32"
+echo "1..42"
 
 modprobe -r nvme_hmb_pci nvme_hmb_mock nvme_hmb 2>/dev/null
 BDF=$(basename "$(readlink -f /sys/class/nvme/$CTRL/device)")
@@ -67,6 +74,48 @@ check "no new allocation after the reset" \
 	dmesg_none 'allocated .* host memory buffer'
 check "Get Features agrees after the reset" linux_agrees
 check "I/O after the reset" io_ok 16
+
+# The cache of map segments.  evict: read a segment at a time, 16 more
+# segments than the cache has slots, from 16 MiB on (past what this suite
+# writes), so that every segment cached before is evicted.
+set -- $(emu_cache) 0 0
+seg_kib=$1 slots=$2
+above() { [ "$(emu "$1")" -gt "$2" ]; }
+evict() {
+	[ "$seg_kib" -gt 0 ] && _ev=$(emu segment_evictions) || return 1
+	dd if="$NS" of=/dev/null bs=${seg_kib}k skip=$((16384 / seg_kib)) \
+		count=$((slots + 16)) iflag=direct 2>/dev/null || return 1
+	[ "$(emu segment_evictions)" -ge $((_ev + slots)) ] && return 0
+	echo "# segment_evictions $_ev -> $(emu segment_evictions), $slots slots"
+	return 1
+}
+# read_back: 1 MiB at 64 KiB block 96 is what io_ok wrote there last
+read_back() {
+	dd if="$NS" of="$T/back" bs=64k skip=96 count=16 iflag=direct \
+		2>/dev/null && cmp -s "$T/pat" "$T/back" && emu_clean
+}
+echo "# drive: hmb_segment_kib $seg_kib, $slots slots"
+check "the drive caches map segments (hmb_cache)" \
+	sh -c "[ $seg_kib -gt 0 ] && [ $slots -gt 0 ]"
+wb0=$(emu segment_writebacks)
+mu0=$(emu map_updates)
+write_through() { io_ok 96 && above map_updates "$mu0"; }
+check "write 1 MiB through cached segments (map_updates grew)" write_through
+check "read $((slots + 16)) segments elsewhere: every cached one evicted" evict
+check "dirty segments written back" above segment_writebacks "$wb0"
+check "read back after the eviction: same data, no violation" read_back
+mr0=$(emu mr_returns)
+write_reset() {
+	io_ok 96 && nvme reset /dev/$CTRL >/dev/null && wait_for 20 test -b "$NS"
+}
+check "write 1 MiB again, then nvme reset /dev/$CTRL" write_reset
+check "returned with MR=1" above mr_returns "$mr0"
+loads0=$(emu segment_loads)
+check "read back after the reset: same data, no violation" read_back
+check "the cache kept across the reset: the read back loaded no segment" \
+	eq "$(emu segment_loads)" "$loads0"
+evict_read_back() { evict && read_back; }
+check "evict again, read back: same data, no violation" evict_read_back
 
 # nvme-pci's hmb attribute: 0 disables and frees, 1 sets it up again.
 # nvme-pci decides whether sysfs shows it with HMPRE still 0: at probe,
