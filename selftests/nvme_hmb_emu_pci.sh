@@ -85,10 +85,14 @@ io_loop() { # io_loop FIRST COUNT: COUNT io_ok rounds from 64 KiB block FIRST
 # dma_alloc_coherent() takes its buffers out of the area first (without
 # an IOMMU), nvme-hmb's pages never.  Movable pages may borrow the area
 # (the page cache, and the tmpfs files io_ok compares, 2 MiB): CmaFree is
-# read with those files gone and the caches dropped.  What stays of such
-# noise is small beside an HMB (4 MiB seen on Debian's 7.3, after the
-# take-over beside I/O): nvme-hmb's 64 MiB may leave less than a quarter
-# of itself, where nvme-pci's takes the whole area.
+# read with those files gone and the caches dropped.  nvme-pci's HMB takes
+# the whole area.  What nvme-hmb's allocation takes out of CmaFree says
+# nothing of its own pages: the compaction that builds its large chunks
+# may migrate movable pages (the initramfs' tmpfs, which no drop_caches
+# frees) into the area's free pages (CmaFree fell by 4 MiB at a take-over
+# on Debian's 7.3, by 30 MiB in another run on the same kernel).  Where
+# its pages are is told when it frees them: a shrink by 48 MiB gives
+# nothing back to the area (section 5).
 cma_free() {
 	rm -f "$T/pat" "$T/back" "$T.bg/pat" "$T.bg/back"
 	sync
@@ -269,17 +273,12 @@ cma_drop() {
 }
 if [ -n "$cma_skip" ]; then
 	skip "CMA: nvme-pci's HMB comes out of the CMA area" "$cma_skip"
-	skip "CMA: nvme-hmb's takes nothing out of it" "$cma_skip"
+elif [ -e "/sys/bus/pci/devices/$BDF/iommu_group" ]; then
+	skip "CMA: nvme-pci's HMB comes out of the CMA area" \
+		"behind an IOMMU nvme-pci's buffer is not CMA's either"
 else
-	if [ -e "/sys/bus/pci/devices/$BDF/iommu_group" ]; then
-		skip "CMA: nvme-pci's HMB comes out of the CMA area" \
-			"behind an IOMMU nvme-pci's buffer is not CMA's either"
-	else
-		check "CMA: nvme-pci's HMB comes out of the CMA area" \
-			cma_drop "$cma_linux" -ge 16384
-	fi
-	check "CMA: nvme-hmb's takes nothing out of it" \
-		cma_drop "$cma_hmb" -lt 16384
+	check "CMA: nvme-pci's HMB comes out of the CMA area" \
+		cma_drop "$cma_linux" -ge 16384
 fi
 
 # nvme-pci does not take it back at a reset or a resume.  Neither is
@@ -481,8 +480,20 @@ check "the report came" wait_for 10 dmesg_has "HMB: controller reset noticed"
 check "an unknown controller name is refused (no such device)" \
 	write_refused nvme99 /sys/kernel/debug/nvme_hmb_pci/report_reset "No such device"
 check "the buffer is left enabled" agree_pci
+[ -n "$cma_skip" ] || cma_64=$(cma_free)
 check "then a shrink to 16 MiB" sh -c "echo 16 > $D/limit_mib"
 check "16 MiB in sysfs" eq "$(val "$D/size_kib")" 16384
+# cma_back: CmaFree rose by less than 16 MiB when nvme-hmb freed 48 MiB
+cma_back() {
+	_now=$(cma_free)
+	echo "# CmaFree (kB): at 64 MiB $cma_64, at 16 MiB $_now"
+	[ $((_now - cma_64)) -lt 16384 ]
+}
+if [ -n "$cma_skip" ]; then
+	skip "CMA: the 48 MiB nvme-hmb freed give nothing back to it" "$cma_skip"
+else
+	check "CMA: the 48 MiB nvme-hmb freed give nothing back to it" cma_back
+fi
 check "really disabled, trimmed, enabled: Get Features agrees" agree_pci
 check "I/O after the shrink" io_ok 144
 check "no violation: nothing was freed under the drive" emu_clean
