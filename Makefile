@@ -29,7 +29,8 @@
 #   make bench          nvme-hmb against Linux's HMB policy in a VM: grants
 #                       in fresh and fragmented memory, setup, resize,
 #                       reclaim and resume timings, the drop_caches
-#                       recipe beside nvme-pci (scripts/bench)
+#                       recipe beside nvme-pci, what TP4104's HMNAR
+#                       saves across suspend to idle (scripts/bench)
 #   make qemu           build QEMU with the emulated drive (scripts/build-qemu)
 #   make modules-stock  build against Debian's stock headers into build/stock
 #   make modules-stock-6.12
