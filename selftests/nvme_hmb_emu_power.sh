@@ -39,8 +39,12 @@
 #     next disable (C4h action 6), and a shrink: it reads memory the host
 #     freed (init_on_free=1) or gave the new map, and counts those reads
 #     as violations, in the judge's bracket for them.
+#  6. On the drive with HMBR, whose shutdown takes 1 s (hmb_shutdown_ms):
+#     nvme-pci's removal waits for CSTS.SHST to say complete before it
+#     frees its own HMB, which the drive checks at the end of the
+#     shutdown.
 #
-# Destructive to the first 16 MiB of the drives' namespaces.  Exit: 0 all
+# Destructive to the first 32 MiB of the drives' namespaces.  Exit: 0 all
 # passed, 1 a test failed, 4 skipped (not root, nvme_hmb_pci not
 # installed, not two emulated drives with hmb_power_states, one with
 # hmbr and one without, or no /sys/power/pm_test).
@@ -103,7 +107,7 @@ if [ -z "$without" ] || [ -z "$with" ]; then
 	exit $KSFT_SKIP
 fi
 drives="$without:0 $with:1"
-echo "1..39"
+echo "1..40"
 echo "# drives (controller:HMBR): $drives"
 modprobe -r nvme_hmb_pci nvme_hmb_mock nvme_hmb 2>/dev/null
 
@@ -343,6 +347,43 @@ check "$CTRL: I/O after the late reads" io_ok 400
 [ -z "$aspm_was" ] || put "$aspm_was" "$ASPM_POLICY"
 # The HMB back to nvme-pci before its drives go back to the init's hold.
 modprobe -r nvme_hmb_pci nvme_hmb
+
+# 6. A shutdown that takes the drive with HMBR 1 s (hmb_shutdown_ms,
+# qemu/ patch 0015): CSTS.SHST reads "occurring" meanwhile, the buffer is
+# still the drive's, and the drive checks its map at the end.  nvme-pci's
+# removal (rmmod nvme) frees its own HMB only once SHST says complete:
+# memory freed before would be found at that check (init_on_free=1).
+# nvme reloaded with its default limit first, so that nvme-pci holds an
+# HMB on the drive whatever an earlier suite loaded it with.
+on "$with:1"
+ctrl_of() { # ctrl_of BDF: CTRL and NS of the controller at BDF now
+	CTRL=$(ls "/sys/bus/pci/devices/$1/nvme" 2>/dev/null | head -n 1)
+	NS=/dev/${CTRL}n1
+}
+uptime_s() { cut -d' ' -f1 /proc/uptime; }
+shutdown_late() {
+	_b=$BDF
+	reload_nvme max_host_mem_size_mb=128 && wait_for 20 bound "$_b" ||
+		{ echo "# cannot reload nvme"; return 1; }
+	ctrl_of "$_b"
+	feat_read && eq "$FEAT_EHM" 1 || { echo "# nvme-pci holds no HMB on $CTRL"; return 1; }
+	_v=$(emu violations) && _e=$(emu dma_errors) && _c=$(emu map_checks) ||
+		return 1
+	_t0=$(uptime_s)
+	rmmod nvme || { echo "# rmmod nvme failed"; return 1; }
+	_t1=$(uptime_s)
+	modprobe nvme && wait_for 20 bound "$_b" || { echo "# nvme back: no"; return 1; }
+	ctrl_of "$_b"
+	echo "# rmmod nvme: $_t0 -> $_t1 s; $CTRL's map checks $_c -> $(emu map_checks)"
+	_ok=0
+	[ "$(echo "$_t0 $_t1" | awk '{ print ($2 - $1 >= 1) }')" = 1 ] ||
+		{ echo "# the removal did not wait for the drive's shutdown"; _ok=1; }
+	above map_checks "$_c" || _ok=1
+	eq "$(emu violations)" "$_v" && eq "$(emu dma_errors)" "$_e" || _ok=1
+	return $_ok
+}
+check "$CTRL: nvme-pci frees its HMB only once a 1 s shutdown says complete" \
+	shutdown_late
 release
 rm -rf "$T"
 ksft_end
