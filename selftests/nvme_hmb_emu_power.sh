@@ -367,18 +367,18 @@ shutdown_late() {
 		{ echo "# cannot reload nvme"; return 1; }
 	ctrl_of "$_b"
 	feat_read && eq "$FEAT_EHM" 1 || { echo "# nvme-pci holds no HMB on $CTRL"; return 1; }
-	_v=$(emu violations) && _e=$(emu dma_errors) && _c=$(emu map_checks) ||
+	_v=$(emu violations) && _e=$(emu dma_errors) && _mc=$(emu map_checks) ||
 		return 1
 	_t0=$(uptime_s)
 	rmmod nvme || { echo "# rmmod nvme failed"; return 1; }
 	_t1=$(uptime_s)
 	modprobe nvme && wait_for 20 bound "$_b" || { echo "# nvme back: no"; return 1; }
 	ctrl_of "$_b"
-	echo "# rmmod nvme: $_t0 -> $_t1 s; $CTRL's map checks $_c -> $(emu map_checks)"
+	echo "# rmmod nvme: $_t0 -> $_t1 s; $CTRL's map checks $_mc -> $(emu map_checks)"
 	_ok=0
 	[ "$(echo "$_t0 $_t1" | awk '{ print ($2 - $1 >= 1) }')" = 1 ] ||
 		{ echo "# the removal did not wait for the drive's shutdown"; _ok=1; }
-	above map_checks "$_c" || _ok=1
+	above map_checks "$_mc" || _ok=1
 	eq "$(emu violations)" "$_v" && eq "$(emu dma_errors)" "$_e" || _ok=1
 	return $_ok
 }
