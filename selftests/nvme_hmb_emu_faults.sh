@@ -189,7 +189,7 @@ op_reclaim() { echo 2 > /proc/sys/vm/drop_caches; sleep 2; }
 # one.  No time window: the regrow may come as soon as it likes.  The
 # case's counters are read before the fault is armed (REGROW_COUNTERS),
 # and at its end the drive must have let through exactly the reclaim's
-# commands and the case's own PASS (REGROW_PASSED).  Each case starts
+# commands and the case's own PASS (WANT_PASSED).  Each case starts
 # from a fresh attach: no back-off left by the one before.
 reclaim_passes() {
 	case $1:$2 in
@@ -206,7 +206,7 @@ pre_regrow() {
 	put 1 "$D/reclaim" || return 1
 	_k=$(reclaim_passes "$F_ACTION" "$F_MODE")
 	REGROW_COUNTERS=$(emu4) && _p=$(emu fault_passed) || return 1
-	REGROW_PASSED=$((_p + _k + F_PASS))
+	WANT_PASSED=$((_p + _k + F_PASS))
 	fault_cmd "$F_ACTION" 1 "$F_STATUS" "$F_MODE" "$F_MS" $((_k + F_PASS)) ||
 		return 1
 	echo 2 > /proc/sys/vm/drop_caches
@@ -338,6 +338,11 @@ one_case() {
 	[ $# -eq 11 ] || { echo "# cannot read the drive's log page"; return 1; }
 	_before="$8 $9 ${10} " _inj=${11}
 	if [ "$_op" != regrow ]; then
+		# a fault aimed past commands: the drive must pass exactly those
+		if [ "$7" != 0 ]; then
+			_p=$(emu fault_passed) || return 1
+			WANT_PASSED=$((_p + $7))
+		fi
 		fault_cmd "$3" 1 "$4" "$5" "$6" "$7" ||
 			{ echo "# cannot arm $_name"; return 1; }
 	fi
@@ -355,9 +360,11 @@ one_case() {
 		echo "# the fault was never taken (injected $_inj -> $_after)"
 		_ok=1
 	fi
-	# The regrow's fault let through what it was armed to, no more.
-	if [ "$_op" = regrow ] && [ "$(emu fault_passed)" != "$REGROW_PASSED" ]; then
-		echo "# the drive let $(emu fault_passed) commands through, not $REGROW_PASSED"
+	# A fault aimed past commands (and the regrow's, past the
+	# reclaim's) let through what it was armed to, no more.
+	if { [ "$_op" = regrow ] || [ "$F_PASS" != 0 ]; } &&
+	   [ "$(emu fault_passed)" != "$WANT_PASSED" ]; then
+		echo "# the drive let $(emu fault_passed) commands through, not $WANT_PASSED"
 		_ok=1
 	fi
 	# The lost read failed, and went with its queue at the reset.
