@@ -23,13 +23,15 @@
 # Then the kinds of qemu/ patch 0016, each on the operations where it
 # decides something: the re-enable of a grow and of a regrow, after a
 # disable that succeeded (the fault aimed past the commands before it);
-# Set Features answered with success but not carried out (an enable the
-# drive never made, a disable it never made); a silent reset (the drive
-# drops the buffer as a reset would, with no event) before a shrink and
-# before a suspend; a Get Features lost (the reset report's, the verify
-# after a grow's re-enable, the guard before a detach's disable); and a
-# read the drive loses while the HMB is resized, which nvme-core's I/O
-# timeout ends with a controller reset.
+# Set Features answered with success but not carried out (an enable, and
+# a return with MR=1 after a reset: the verify's Get Features shows
+# EHM=0; a disable so answered cannot be seen, and the host is right to
+# trust it, so none is); a silent reset (the drive drops the buffer as a
+# reset would, with no event) before a shrink and before a suspend; a Get
+# Features lost (the reset report's, the verify after a grow's
+# re-enable, the guard before a detach's disable); and a read the drive
+# loses while the HMB is resized, which nvme-core's I/O timeout ends with
+# a controller reset.
 #
 # After each: the drive saw no violation and no DMA error (it checks every
 # map entry it looks up, and the whole map at every disable), the state
@@ -105,7 +107,7 @@ GF_FAULTS="gf-fails:2:0x4002:0:0 gf-lies-hsize:2:0:1:0
 # reset it ends with, while the engine resizes.
 SF_EXTRA="grow/sf-reenable-error:1:0x6:1:0:1
 	regrow/sf-reenable-refused:1:0x4002:0:0:1
-	setup/sf-ignored:1:0:0:0:0 grow/sf-ignored:1:0:0:0:0
+	setup/sf-ignored:1:0:0:0:0 reset/sf-ignored:1:0:0:0:0
 	shrink/silent-reset:3:0:0:0:0 suspend/silent-reset:3:0:0:0:0
 	lostio/io-lost:7:0:0:0:0"
 GF_EXTRA="reset/gf-lost:2:0:5:0:0 grow/gf-lost-verify:2:0:5:0:2
