@@ -256,19 +256,26 @@ static bool nvme_hmb_attrs_ours(struct nvme_hmb_ctrl *ctrl,
 	       attrs->hmdlec == ctrl->buf.nr_chunks;
 }
 
-static void nvme_hmb_verify(struct nvme_hmb_ctrl *ctrl)
+/*
+ * Read the attributes back after an enable and compare them with what was
+ * set.  Return: false when the controller says it holds no buffer (EHM=0),
+ * true otherwise (also when it cannot tell).
+ */
+static bool nvme_hmb_verify(struct nvme_hmb_ctrl *ctrl)
 {
 	struct nvme_hmb_attrs attrs;
 	int ret;
 
 	ret = nvme_hmb_read_attrs(ctrl, &attrs);
 	if (ret == -EAGAIN)
-		return;
+		return true;
 	if (ret) {
 		ctrl->stats.cmd_failures++;
 		nvme_hmb_cmd_error(ctrl, "read-back (Get Features)", ret);
-		return;
+		return true;
 	}
+	if (!attrs.ehm)
+		return false;
 	/* HMNAR counts only as the answer to HMNARE, for this buffer. */
 	ctrl->hmnar = nvme_hmb_wants_hmnare(ctrl) && attrs.hmnar &&
 		      nvme_hmb_attrs_ours(ctrl, &attrs); /* fate: hmnar-read */
@@ -280,6 +287,7 @@ static void nvme_hmb_verify(struct nvme_hmb_ctrl *ctrl)
 				     ctrl->buf.size >> NVME_HMB_PAGE_SHIFT,
 				     ctrl->buf.nr_chunks);
 	}
+	return true;
 }
 
 /* What the controller holds, as Get Features says. */
@@ -512,17 +520,32 @@ static void nvme_hmb_release(struct nvme_hmb_ctrl *ctrl)
 	nvme_hmb_update_reclaimable(ctrl);
 }
 
-/* The controller took the buffer. */
-static void nvme_hmb_enabled(struct nvme_hmb_ctrl *ctrl, bool mr)
+/*
+ * The controller took the buffer, unless its Get Features says it holds
+ * none (return false): then it completed the enable without making it (or
+ * a reset undid it since), and holds nothing of the buffer, which stays
+ * held, disabled, and not returnable.
+ */
+static bool nvme_hmb_enabled(struct nvme_hmb_ctrl *ctrl, bool mr)
 {
 	ctrl->state = NVME_HMB_ENABLED;
 	ctrl->foreign = false;
 	nvme_hmb_update_reclaimable(ctrl);
 	ctrl->buf.returnable = true; /* fate: mr-valid-set */
+	if (!nvme_hmb_verify(ctrl)) { /* fate: enable-not-made, both */
+		ctrl->lent = false;
+		ctrl->buf.returnable = false;
+		ctrl->state = NVME_HMB_SUSPENDED;
+		nvme_hmb_update_reclaimable(ctrl);
+		ctrl->stats.cmd_failures++;
+		dev_warn_ratelimited(ctrl->port->dev,
+				     "HMB: the controller completed the enable but holds no buffer (EHM=0)\n");
+		return false;
+	}
 	ctrl->stats.enables++;
 	if (mr)
 		ctrl->stats.mr_enables++;
-	nvme_hmb_verify(ctrl);
+	return true;
 }
 
 /* Not sent, a reset is under way: held, disabled, for its report. */
@@ -549,7 +572,7 @@ static int nvme_hmb_enable_deferred(struct nvme_hmb_ctrl *ctrl)
  * reset) leaves the buffer held, disabled, for the reset report to send.
  * On a shared controller the guard reads what it holds first (above).
  */
-static int nvme_hmb_enable(struct nvme_hmb_ctrl *ctrl, bool mr)
+static int nvme_hmb_try_enable(struct nvme_hmb_ctrl *ctrl, bool mr)
 {
 	enum nvme_hmb_verdict guard;
 	struct nvme_hmb_sz a;
@@ -566,8 +589,7 @@ static int nvme_hmb_enable(struct nvme_hmb_ctrl *ctrl, bool mr)
 		return nvme_hmb_enable_deferred(ctrl); /* fate: enable-guard-resetting */
 	case NVME_HMB_G_HELD:
 		dev_dbg(ctrl->port->dev, "HMB guard: buffer already enabled\n");
-		nvme_hmb_enabled(ctrl, mr); /* fate: enable-guard-held */
-		return 0;
+		return nvme_hmb_enabled(ctrl, mr) ? 0 : -ENODATA; /* fate: enable-guard-held */
 	case NVME_HMB_G_FOREIGN:
 	case NVME_HMB_G_UNKNOWN:
 		/* Not sent: the engine holds nothing the controller has. */
@@ -614,10 +636,8 @@ static int nvme_hmb_enable(struct nvme_hmb_ctrl *ctrl, bool mr)
 			 nvme_hmb_status_str(ret), ret);
 		ret = nvme_hmb_set_features(ctrl, true, mr);
 	}
-	if (!ret) { /* fate: enable-ok, both */
-		nvme_hmb_enabled(ctrl, mr);
-		return 0;
-	}
+	if (!ret) /* fate: enable-ok, both */
+		return nvme_hmb_enabled(ctrl, mr) ? 0 : -ENODATA;
 	if (ret == -EAGAIN) /* fate: enable-not-sent, both */
 		return nvme_hmb_enable_deferred(ctrl);
 
@@ -653,6 +673,27 @@ taken:
 		ctrl->reason = reason;
 	}
 	return ret > 0 ? -EIO : ret;
+}
+
+/*
+ * nvme_hmb_try_enable(), once more when the controller completed the
+ * enable but holds no buffer (-ENODATA): holding none, it may be given
+ * this one again, fresh.  A second such answer frees the buffer, as a
+ * refusal does.
+ */
+static int nvme_hmb_enable(struct nvme_hmb_ctrl *ctrl, bool mr)
+{
+	int ret = nvme_hmb_try_enable(ctrl, mr);
+
+	if (ret == -ENODATA) /* fate: enable-again, both */
+		ret = nvme_hmb_try_enable(ctrl, false);
+	if (ret == -ENODATA) {
+		nvme_hmb_release(ctrl); /* fate: enable-not-made-free */
+		ctrl->reason = NVME_HMB_R_SET_FAILED;
+		ctrl->last_status = -EIO;
+		ret = -EIO;
+	}
+	return ret;
 }
 
 static void nvme_hmb_host_init(struct nvme_hmb_ctrl *ctrl,

@@ -708,6 +708,36 @@ static void late_disable_keeps_memory(struct kunit *test)
 	expect_agree(test);
 }
 
+/*
+ * An enable the controller completes with success without making it: Get
+ * Features then says EHM=0, and the buffer, of which the controller holds
+ * nothing, is given again, fresh.  A second such answer frees it, as a
+ * refusal does.
+ */
+static void enable_not_made(struct kunit *test)
+{
+	struct nvme_hmb_mock_view v;
+	struct ctrl_test *t;
+
+	new_mock(test, &bg5);
+	t = test->priv;
+	nvme_hmb_mock_ignore_sets(t->mock, 1);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
+	nvme_hmb_mock_view(t->mock, &v);
+	KUNIT_EXPECT_EQ(test, v.set_cmds, 2);
+	expect_agree(test);
+
+	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, 0), 0);
+	nvme_hmb_mock_ignore_sets(t->mock, 2);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), -EIO);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_OFF);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_reason(t->ctrl), NVME_HMB_R_SET_FAILED);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), 0ULL);
+	nvme_hmb_mock_view(t->mock, &v);
+	KUNIT_EXPECT_FALSE(test, v.ehm);
+}
+
 /* Get Features that misreports: counted and said, nothing changed. */
 static void get_lies_counted(struct kunit *test)
 {
@@ -2269,6 +2299,7 @@ static struct kunit_case nvme_hmb_ctrl_cases[] = {
 	KUNIT_CASE(get_features_fails),
 	KUNIT_CASE(late_enable_disabled_first),
 	KUNIT_CASE(late_disable_keeps_memory),
+	KUNIT_CASE(enable_not_made),
 	KUNIT_CASE(get_lies_counted),
 	KUNIT_CASE(dies_mid_command),
 	KUNIT_CASE(silent_resets),

@@ -5,6 +5,7 @@
  * nvme-cli would, without its fourteen shared libraries: on the debug
  * test kernel (KASAN, kmemleak, lockdep) under TCG, loading them costs
  * nvme-cli most of a second per call, and a fault case makes several.
+ * And one read through the I/O passthrough, with a timeout of its own.
  *
  *   nvme_hmb_admin hmb DEV
  *       Get Features 0Dh (Host Memory Buffer), printed as one line
@@ -14,10 +15,16 @@
  *   nvme_hmb_admin log DEV LID LEN
  *       Get Log Page LID, LEN bytes (a multiple of 4, at most 4096), the
  *       raw page on stdout
- *   nvme_hmb_admin cmd DEV OPCODE CDW10 CDW11 CDW12 CDW13 CDW14
+ *   nvme_hmb_admin cmd DEV OPCODE CDW10 CDW11 CDW12 CDW13 CDW14 [CDW15]
  *       an admin command without data (e.g. the emulated drive's
  *       vendor command C4h), its completion's Dword 0 printed as one
- *       line "result=N" (decimal)
+ *       line "result=N" (decimal); CDW15 0 when not given
+ *   nvme_hmb_admin read NSDEV SLBA MS
+ *       Read one logical block at SLBA of the namespace NSDEV (into a
+ *       4 KiB buffer), through NVME_IOCTL_IO_CMD with a timeout of MS
+ *       milliseconds (0: the namespace's I/O timeout).  A passthrough
+ *       command is never retried: one that the drive loses ends with
+ *       nvme-core's timeout handling and the reset it makes.
  *
  * Numbers as strtoul() base 0 reads them (0x for hex), as nvme-cli does.
  * Exit status: 0 done, 1 the command failed (the ioctl's error, or the
@@ -37,6 +44,8 @@
 
 #define ADMIN_GET_LOG_PAGE	0x02
 #define ADMIN_GET_FEATURES	0x0a
+#define IO_READ			0x02
+#define READ_LEN		4096
 #define FEAT_HMB		0x0d
 #define HMB_ATTR_LEN		4096
 #define LOG_MAX_LEN		4096
@@ -48,8 +57,9 @@ static int print_usage(void)
 	fprintf(stderr,
 		"usage: %s hmb DEV\n"
 		"       %s log DEV LID LEN\n"
-		"       %s cmd DEV OPCODE CDW10 CDW11 CDW12 CDW13 CDW14\n",
-		prog, prog, prog);
+		"       %s cmd DEV OPCODE CDW10 CDW11 CDW12 CDW13 CDW14 [CDW15]\n"
+		"       %s read NSDEV SLBA MS\n",
+		prog, prog, prog, prog);
 	return 2;
 }
 
@@ -136,13 +146,13 @@ static int do_log(char **argv)
 	return 0;
 }
 
-static int do_cmd(char **argv)
+static int do_cmd(char **argv, int nr)
 {
 	struct nvme_admin_cmd cmd = { 0 };
-	__u32 v[6];
+	__u32 v[7] = { 0 };
 	int i;
 
-	for (i = 0; i < 6; i++)
+	for (i = 0; i < nr; i++)
 		if (parse_u32(argv[1 + i], &v[i]))
 			return print_usage();
 	if (v[0] > 0xff)
@@ -153,10 +163,50 @@ static int do_cmd(char **argv)
 	cmd.cdw12 = v[3];
 	cmd.cdw13 = v[4];
 	cmd.cdw14 = v[5];
+	cmd.cdw15 = v[6];
 	if (admin(argv[0], &cmd))
 		return 1;
 	printf("result=%u\n", cmd.result);
 	return 0;
+}
+
+static int do_read(char **argv)
+{
+	static unsigned char data[READ_LEN];
+	struct nvme_passthru_cmd cmd = {
+		.opcode = IO_READ,
+		.addr = (uintptr_t)data,
+		.data_len = sizeof(data),
+	};
+	__u32 slba, ms;
+	int fd, nsid, ret;
+
+	if (parse_u32(argv[1], &slba) || parse_u32(argv[2], &ms))
+		return print_usage();
+	fd = open(argv[0], O_RDONLY);
+	if (fd < 0) {
+		fprintf(stderr, "%s: %s: %s\n", prog, argv[0], strerror(errno));
+		return 1;
+	}
+	nsid = ioctl(fd, NVME_IOCTL_ID);
+	if (nsid <= 0) {
+		fprintf(stderr, "%s: %s: no namespace ID: %s\n", prog, argv[0],
+			strerror(errno));
+		close(fd);
+		return 1;
+	}
+	cmd.nsid = nsid;
+	cmd.cdw10 = slba;	/* SLBA 31:0; CDW11 (63:32) and CDW12 (NLB 0) 0 */
+	cmd.timeout_ms = ms;
+	ret = ioctl(fd, NVME_IOCTL_IO_CMD, &cmd);
+	if (ret < 0)
+		fprintf(stderr, "%s: %s: read: %s\n", prog, argv[0],
+			strerror(errno));
+	else if (ret > 0)
+		fprintf(stderr, "%s: %s: read: NVMe status %#x\n", prog,
+			argv[0], ret);
+	close(fd);
+	return ret ? 1 : 0;
 }
 
 int main(int argc, char **argv)
@@ -165,7 +215,9 @@ int main(int argc, char **argv)
 		return do_hmb(argv + 2);
 	if (argc == 5 && !strcmp(argv[1], "log"))
 		return do_log(argv + 2);
-	if (argc == 9 && !strcmp(argv[1], "cmd"))
-		return do_cmd(argv + 2);
+	if ((argc == 9 || argc == 10) && !strcmp(argv[1], "cmd"))
+		return do_cmd(argv + 2, argc - 3);
+	if (argc == 5 && !strcmp(argv[1], "read"))
+		return do_read(argv + 2);
 	return print_usage();
 }

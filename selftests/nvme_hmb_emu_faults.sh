@@ -9,8 +9,8 @@
 # armed by the guest": vendor admin command C4h).  Every operation of the
 # engine (setup, grow, shrink, reclaim, regrow, reset, suspend,
 # hibernation, detach) runs once with each fault aimed at the first
-# command it sends (the regrow's: armed between the reclaim and the end
-# of the quiet period, when nothing else sends a command):
+# command it sends (the regrow's: armed before the reclaim, to let the
+# reclaim's commands through first, C4h CDW15):
 #
 #   Set Features 0Dh  refused (Invalid Field, DNR, not carried out);
 #                     carried out, then Internal Error; completed 1 s
@@ -19,6 +19,19 @@
 #                     timeout resets the controller)
 #   Get Features 0Dh  fails (Invalid Field); lies about HSIZE, the list
 #                     address or the entry count; answers 1 s late
+#
+# Then the kinds of qemu/ patch 0016, each on the operations where it
+# decides something: the re-enable of a grow and of a regrow, after a
+# disable that succeeded (the fault aimed past the commands before it);
+# Set Features answered with success but not carried out (an enable, and
+# a return with MR=1 after a reset: the verify's Get Features shows
+# EHM=0; a disable so answered cannot be seen, and the host is right to
+# trust it, so none is); a silent reset (the drive drops the buffer as a
+# reset would, with no event) before a shrink and before a suspend; a Get
+# Features lost (the reset report's, the verify after a grow's
+# re-enable, the guard before a detach's disable); and a read the drive
+# loses while the HMB is resized, which nvme-core's I/O timeout ends with
+# a controller reset.
 #
 # After each: the drive saw no violation and no DMA error (it checks every
 # map entry it looks up, and the whole map at every disable), the state
@@ -83,6 +96,22 @@ SF_FAULTS="sf-refused:1:0x4002:0:0 sf-executed-error:1:0x6:1:0
 	sf-late:1:0:2:1000 sf-lost:1:0:3:0"
 GF_FAULTS="gf-fails:2:0x4002:0:0 gf-lies-hsize:2:0:1:0
 	gf-lies-address:2:0:2:0 gf-lies-count:2:0:3:0 gf-late:2:0:4:1000"
+# The kinds of qemu/ patch 0016, OP/NAME:ACTION:STATUS:MODE:MS:PASS each
+# (PASS: the commands of the fault's kind the drive lets through first,
+# C4h CDW15); the lost ones (gf-lost*, io-lost) run last, with sf-lost.
+# A grow sends Get Features, Set Features EHM=0, Get Features, Set
+# Features EHM=1, Get Features (the guard before each Set Features on a
+# controller nvme-pci shares, then the verify): PASS 1 of Set Features is
+# the re-enable, PASS 2 of Get Features the verify.  The lost read is
+# one case: the engine sends no I/O, so what a lost one decides is the
+# reset it ends with, while the engine resizes.
+SF_EXTRA="grow/sf-reenable-error:1:0x6:1:0:1
+	regrow/sf-reenable-refused:1:0x4002:0:0:1
+	setup/sf-ignored:1:0:0:0:0 reset/sf-ignored:1:0:0:0:0
+	shrink/silent-reset:3:0:0:0:0 suspend/silent-reset:3:0:0:0:0
+	lostio/io-lost:7:0:0:0:0"
+GF_EXTRA="reset/gf-lost:2:0:5:0:0 grow/gf-lost-verify:2:0:5:0:2
+	detach/gf-lost:2:0:5:0:0"
 # NVME_HMB_EMU_FAULTS=gf (kernel command line) runs the Get Features
 # faults only: scripts/run-tests splits the matrix between the debug
 # kernel's two emulated drives (KASAN, kmemleak and lockdep make each case
@@ -92,20 +121,21 @@ GF_FAULTS="gf-fails:2:0x4002:0:0 gf-lies-hsize:2:0:1:0
 # skip that says so.
 BDF=$(basename "$(readlink -f /sys/class/nvme/$CTRL/device)")
 ALL_FAULTS="$SF_FAULTS $GF_FAULTS"
+ALL_EXTRA="$SF_EXTRA $GF_EXTRA"
 if [ -e /sys/bus/pci/devices/$BDF/iommu_group ]; then
-	FAULTS=$SF_FAULTS
+	FAULTS=$SF_FAULTS EXTRA=$SF_EXTRA
 	NOT_HERE="behind an IOMMU the Set Features faults only: the Get Features ones run on the debug kernel's drive without one"
 	echo "# behind an IOMMU: the Set Features faults"
 elif [ "${NVME_HMB_EMU_FAULTS:-}" = gf ]; then
-	FAULTS=$GF_FAULTS
+	FAULTS=$GF_FAULTS EXTRA=$GF_EXTRA
 	NOT_HERE="NVME_HMB_EMU_FAULTS=gf: the Get Features faults only, the Set Features ones run behind the IOMMU"
 	echo "# NVME_HMB_EMU_FAULTS=gf: the Get Features faults"
 else
-	FAULTS=$ALL_FAULTS
+	FAULTS=$ALL_FAULTS EXTRA=$ALL_EXTRA
 fi
-# here FAULT: FAULT (NAME:...) is one this drive runs
+# here FAULT: FAULT (NAME:... or OP/NAME:...) is one this drive runs
 here() {
-	for _f in $FAULTS; do
+	for _f in $FAULTS $EXTRA; do
 		[ "$_f" != "$1" ] || return 0
 	done
 	return 1
@@ -116,6 +146,9 @@ for op in $OPS; do
 	for f in $ALL_FAULTS; do
 		NR=$((NR + 1))
 	done
+done
+for x in $ALL_EXTRA; do
+	NR=$((NR + 1))
 done
 echo "1..$((5 + NR + 11))"
 
@@ -150,28 +183,42 @@ pre_shrink() { :; }
 op_shrink() { echo 24 > "$D/limit_mib"; }
 pre_reclaim() { put 1 "$D/reclaim"; }
 op_reclaim() { echo 2 > /proc/sys/vm/drop_caches; sleep 2; }
-# The regrow comes regrow_quiet_sec (8 here, 20 on the debug kernel)
-# after the reclaim, on its own.  Memory given back, the drive's fault is
-# armed before the quiet period ends: nothing but the regrow sends a
-# command meanwhile.  On the debug kernel, with another VM beside it, the
-# way from the reclaim to the armed fault once took longer than 8 s: the
-# regrow came first and the fault was never taken.  Each case starts
+# The regrow comes regrow_quiet_sec (2 s) after the reclaim, on its own.
+# The fault is armed before the reclaim, to let the reclaim's commands
+# of its kind through first (C4h CDW15): a shrink sends 2 Set Features
+# and 3 Get Features (the guards and the verify); a lie waits for an
+# enabled buffer, so the guard before the re-enable does not count for
+# one.  No time window: the regrow may come as soon as it likes.  The
+# case's counters are read before the fault is armed (REGROW_COUNTERS),
+# and at its end the drive must have let through exactly the reclaim's
+# commands and the case's own PASS (WANT_PASSED).  Each case starts
 # from a fresh attach: no back-off left by the one before.
-QUIET=/sys/module/nvme_hmb/parameters/regrow_quiet_sec
-case $(uname -r) in *-nvmehmb-debug) REGROW_Q=20 ;; *) REGROW_Q=8 ;; esac
+reclaim_passes() {
+	case $1:$2 in
+	1:*) echo 2 ;;
+	2:[123]) echo 2 ;;
+	2:*) echo 3 ;;
+	*) echo 0 ;;
+	esac
+}
 pre_regrow() {
 	rmmod nvme_hmb_pci && modprobe nvme_hmb_pci || return 1
 	wait_for 20 size_is 65536 || return 1
-	put $REGROW_Q $QUIET && put 1 "$D/reclaim" || return 1
+	sleep 1
+	put 1 "$D/reclaim" || return 1
+	_k=$(reclaim_passes "$F_ACTION" "$F_MODE")
+	REGROW_COUNTERS=$(emu4) && _p=$(emu fault_passed) || return 1
+	WANT_PASSED=$((_p + _k + F_PASS))
+	fault_cmd "$F_ACTION" 1 "$F_STATUS" "$F_MODE" "$F_MS" $((_k + F_PASS)) ||
+		return 1
 	echo 2 > /proc/sys/vm/drop_caches
 	wait_for 5 sh -c "[ \$(cat $D/size_kib) -lt 65536 ]" || return 1
 	put 0 "$D/reclaim"
 }
 regrow_seen() { [ "$(injected)" -gt "$_inj" ] || size_is 65536; }
 op_regrow() {
-	wait_for $((REGROW_Q + 22)) regrow_seen
+	wait_for 24 regrow_seen
 	sleep 1
-	put 2 $QUIET
 }
 pre_reset() { :; }
 op_reset() { nvme reset "/dev/$CTRL"; wait_for 20 live; sleep 1; }
@@ -187,6 +234,29 @@ pre_hibernate() { :; }
 op_hibernate() { pm_cycle disk; }
 pre_detach() { :; }
 op_detach() { rmmod nvme_hmb_pci; }
+# A read the drive loses (C4h action 7), through the I/O passthrough with
+# a timeout of its own (IO_LOST_MS): a passthrough command is never
+# retried, where a read of the block layer would be requeued across the
+# reset and meet QEMU 7.2's shadow doorbell bug (qemu/README.md, patch
+# 0005).  Meanwhile the HMB is resized twice: admin commands are still
+# answered.  nvme-core's timeout sends an Abort, which QEMU completes at
+# once without aborting anything, and at the second timeout resets the
+# controller, deleting the I/O queues first: the drive drops the lost
+# read there (lost_io_dropped).
+IO_LOST_MS=3000
+pre_lostio() { :; }
+op_lostio() {
+	LOST_DROPPED=$(emu lost_io_dropped) || return 1
+	"$NVME_HMB_ADMIN" read "$NS" 0 $IO_LOST_MS &
+	_rd=$!
+	sleep 1
+	echo 32 > "$D/limit_mib"
+	echo 128 > "$D/limit_mib"
+	wait $_rd
+	LOST_READ=$?
+	wait_for 20 live
+	sleep 1
+}
 
 # kept: the HMB's memory stays with the controller until it resets
 kept() {
@@ -251,17 +321,33 @@ emu4() {
 	done
 }
 
-# one_case OP NAME ACTION STATUS MODE MS: one fault aimed at one operation.
-# Whatever the case finds, the HMB is brought back before the next.
+# one_case OP NAME ACTION STATUS MODE MS PASS: one fault aimed at one
+# operation, past PASS commands of its kind.  Whatever the case finds,
+# the HMB is brought back before the next.
 block=8
 one_case() {
 	_op=$1 _name=$2 _ok=0
+	F_ACTION=$3 F_STATUS=$4 F_MODE=$5 F_MS=$6 F_PASS=$7
 	"pre_$_op" >/dev/null 2>&1 || { echo "# $_op/$_name: cannot get there"; recover; return 1; }
-	# shellcheck disable=SC2046 # four counters
-	set -- "$@" $(emu4)
-	[ $# -eq 10 ] || { echo "# cannot read the drive's log page"; return 1; }
-	_before="$7 $8 $9 " _inj=${10}
-	fault_cmd "$3" 1 "$4" "$5" "$6" || { echo "# cannot arm $_name"; return 1; }
+	if [ "$_op" = regrow ]; then
+		# armed by pre_regrow, its counters read before
+		# shellcheck disable=SC2086 # four counters
+		set -- "$@" $REGROW_COUNTERS
+	else
+		# shellcheck disable=SC2046 # four counters
+		set -- "$@" $(emu4)
+	fi
+	[ $# -eq 11 ] || { echo "# cannot read the drive's log page"; return 1; }
+	_before="$8 $9 ${10} " _inj=${11}
+	if [ "$_op" != regrow ]; then
+		# a fault aimed past commands: the drive must pass exactly those
+		if [ "$7" != 0 ]; then
+			_p=$(emu fault_passed) || return 1
+			WANT_PASSED=$((_p + $7))
+		fi
+		fault_cmd "$3" 1 "$4" "$5" "$6" "$7" ||
+			{ echo "# cannot arm $_name"; return 1; }
+	fi
 	"op_$_op" >/dev/null 2>&1
 	# shellcheck disable=SC2046 # four counters
 	set -- $(emu4)
@@ -276,9 +362,24 @@ one_case() {
 		echo "# the fault was never taken (injected $_inj -> $_after)"
 		_ok=1
 	fi
+	# A fault aimed past commands (and the regrow's, past the
+	# reclaim's) let through what it was armed to, no more.
+	if { [ "$_op" = regrow ] || [ "$F_PASS" != 0 ]; } &&
+	   [ "$(emu fault_passed)" != "$WANT_PASSED" ]; then
+		echo "# the drive let $(emu fault_passed) commands through, not $WANT_PASSED"
+		_ok=1
+	fi
+	# The lost read failed, and went with its queue at the reset.
+	if [ "$_op" = lostio ]; then
+		[ "${LOST_READ:-0}" != 0 ] || { echo "# the lost read succeeded"; _ok=1; }
+		_d=$(emu lost_io_dropped)
+		echo "# the drive's lost reads dropped: $LOST_DROPPED -> $_d"
+		[ "${_d:-0}" -gt "${LOST_DROPPED:-0}" ] || _ok=1
+	fi
 	# A lost disable is cancelled by the reset nvme-core's timeout
 	# schedules, and that reset drops the HMB: a detach frees, it does
-	# not leak.
+	# not leak.  (A lost guard before it ends the same way, with the
+	# disable not sent: no such line.)
 	if [ "$_op $_name" = "detach sf-lost" ] &&
 	   ! dmesg_has "disable cancelled by a controller reset"; then
 		echo "# the detach's lost disable was not seen cancelled by the reset"
@@ -327,23 +428,25 @@ leak_case() {
 	return $_rc
 }
 
-# pair OP NAME:ACTION:STATUS:MODE:MS: one case of the matrix, with the
-# judge's brackets around what it causes on purpose
+# pair OP NAME:ACTION:STATUS:MODE:MS[:PASS]: one case of the matrix, with
+# the judge's brackets around what it causes on purpose
 pair() {
 	_op=$1
 	_ifs=$IFS
 	IFS=:
-	# shellcheck disable=SC2086 # split NAME:ACTION:STATUS:MODE:MS
+	# shellcheck disable=SC2086 # split NAME:ACTION:STATUS:MODE:MS:PASS
 	set -- $2
 	IFS=$_ifs
+	set -- "$1" "$2" "$3" "$4" "$5" "${6:-0}"
 	dmesg_mark
 	# A lost command times out on purpose: the judge's bracket.
-	[ "$1" != sf-lost ] ||
-		echo "nvme-hmb-selftest: admin timeouts expected" > /dev/kmsg
+	case $1 in sf-lost | gf-lost* | io-lost)
+		echo "nvme-hmb-selftest: admin timeouts expected" > /dev/kmsg ;;
+	esac
 	# A Set Features the drive refuses on command (a return with MR=1
 	# among them): the judge's bracket.  The drive counts an armed fault
 	# as injected, not rejected: 0 of those.
-	case $1 in sf-refused | sf-executed-error)
+	case $1 in sf-refused | sf-executed-error | sf-reenable-*)
 		echo "nvme-hmb-selftest: drive refusals expected: 0 $_op with the armed fault $1" > /dev/kmsg ;;
 	esac
 	case "$_op $1" in
@@ -356,11 +459,12 @@ pair() {
 		check "$_op with $1: no violation, back and agreeing" \
 			one_case "$_op" "$@" ;;
 	esac
-	case $1 in sf-refused | sf-executed-error)
+	case $1 in sf-refused | sf-executed-error | sf-reenable-*)
 		echo "nvme-hmb-selftest: drive refusals end" > /dev/kmsg ;;
 	esac
-	[ "$1" != sf-lost ] ||
-		echo "nvme-hmb-selftest: admin timeouts end" > /dev/kmsg
+	case $1 in sf-lost | gf-lost* | io-lost)
+		echo "nvme-hmb-selftest: admin timeouts end" > /dev/kmsg ;;
+	esac
 }
 
 # The lost-command cases come last (above): the others here, in order.
@@ -377,6 +481,17 @@ for op in $OPS; do
 		esac
 	done
 	timeline "after $op"
+done
+for x in $ALL_EXTRA; do
+	op=${x%%/*} f=${x#*/}
+	if ! here "$x"; then
+		skip "$op with ${f%%:*}: no violation, back and agreeing" "$NOT_HERE"
+		continue
+	fi
+	case $f in
+	gf-lost* | io-lost*) LOST="$LOST $x" ;;
+	*) pair "$op" "$f"; timeline "after $op with ${f%%:*}" ;;
+	esac
 done
 
 # --- the interleavings of the ownership review, forced ---------------------
@@ -455,8 +570,9 @@ check "back and agreeing after it" recover
 # it, and only the I/O and the drive's counters are checked after them.
 lockdep_expect "$LOCKDEP_CHAIN" "nvme-pci's own timeout path (Debian 6.1), a lost Set Features"
 for p in $LOST; do
-	pair "${p%%/*}" "${p#*/}"
-	timeline "after ${p%%/*} with sf-lost"
+	f=${p#*/}
+	pair "${p%%/*}" "$f"
+	timeline "after ${p%%/*} with ${f%%:*}"
 done
 
 # A detach whose disable the drive loses while it sets CSTS.CFS (C4h

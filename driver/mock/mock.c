@@ -95,6 +95,7 @@ struct nvme_hmb_mock {
 	unsigned int fail_set_nr;
 	int fail_set_status;
 	bool fail_set_executed;		/* carry the failed commands out */
+	unsigned int ignore_sets;	/* succeed without carrying them out */
 	int fail_get_status;
 	unsigned int fail_get_skip;	/* Get Features to let through first */
 	unsigned int fail_get_nr;	/* ... and to fail then */
@@ -496,6 +497,11 @@ static int mock_set_features_locked(struct nvme_hmb_mock *mock,
 	int status;
 
 	mock->stats.set_cmds++;
+	if (mock->ignore_sets) {
+		/* Success, and nothing done: firmware that says it did. */
+		mock->ignore_sets--;
+		return 0;
+	}
 	if (mock->fail_set_status) {
 		if (!mock->fail_set_skip) {
 			status = mock->fail_set_status;
@@ -852,6 +858,20 @@ void nvme_hmb_mock_fail_set_executed(struct nvme_hmb_mock *mock,
 	mock_arm_sets(mock, skip, 1, status, status > 0);
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_mock_fail_set_executed);
+
+/**
+ * nvme_hmb_mock_ignore_sets() - succeed without carrying out Set Features
+ * @mock: the mock
+ * @nr: how many of the coming Set Features to complete with success
+ *	without acting on them; 0 cancels
+ */
+void nvme_hmb_mock_ignore_sets(struct nvme_hmb_mock *mock, unsigned int nr)
+{
+	mutex_lock(&mock->lock);
+	mock->ignore_sets = nr;
+	mutex_unlock(&mock->lock);
+}
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_mock_ignore_sets);
 
 /**
  * nvme_hmb_mock_fail_set() - fail one coming Set Features

@@ -495,10 +495,20 @@ static int hmb_pci_set_features(struct nvme_hmb_port *port,
 	bool enable = cmd->cdw11 & NVME_HOST_MEM_ENABLE;
 	struct nvme_command c = { };
 	struct request_queue *q;
-	unsigned long starts;
+	unsigned long starts, at;
 	int ret;
 
+	at = READ_ONCE(pc->cancelled_at);
 	ret = hmb_pci_ready(pc);
+	/*
+	 * A disable held back because a command of ours (the guard's Get
+	 * Features, say) was cancelled by a reset that has not ended: that
+	 * reset drops the HMB as it would have dropped the disable itself,
+	 * so the disable waits for it as a cancelled one does.
+	 */
+	if (ret == -EAGAIN && !enable && at &&
+	    READ_ONCE(pc->starts) + 1 == at)
+		return hmb_pci_reset_disabled(pc, at - 1); /* fate: pci-disable-held */
 	if (ret) /* fate: pci-set-not-ready, both */
 		return ret;
 	starts = READ_ONCE(pc->starts);
