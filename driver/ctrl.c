@@ -562,6 +562,24 @@ static int nvme_hmb_enable_deferred(struct nvme_hmb_ctrl *ctrl)
 }
 
 /*
+ * After an enable the controller may have made, whatever it answered:
+ * take the buffer back first; without a confirmed disable the memory
+ * stays, for the reset that ends it.
+ */
+static void nvme_hmb_take_back(struct nvme_hmb_ctrl *ctrl)
+{
+	ctrl->reason = NVME_HMB_R_SET_FAILED;
+	ctrl->state = NVME_HMB_ENABLED;
+	if (!nvme_hmb_disable(ctrl)) { /* fate: enable-taken-disabled, both */
+		enum nvme_hmb_reason reason = ctrl->foreign ? ctrl->reason :
+					      NVME_HMB_R_SET_FAILED;
+
+		nvme_hmb_release(ctrl);
+		ctrl->reason = reason;
+	}
+}
+
+/*
  * Give the held buffer to the controller.  With @mr, and only when the
  * buffer is exactly what the controller last had, it is returned (MR=1);
  * a controller that refuses it gets it fresh.  On a status that says the
@@ -659,27 +677,20 @@ taken:
 	 * came, a status that may follow a command carried out (Internal
 	 * Error, Data Transfer Error, an abort), a Command Sequence Error
 	 * (a buffer is enabled after all, possibly this one), or the guard
-	 * found the last one sent still enabled.  Take it back first;
-	 * without a confirmed disable the memory stays.
+	 * found the last one sent still enabled.
 	 */
-	ctrl->reason = NVME_HMB_R_SET_FAILED;
 	ctrl->last_status = ret;
-	ctrl->state = NVME_HMB_ENABLED;
-	if (!nvme_hmb_disable(ctrl)) { /* fate: enable-taken-disabled, both */
-		enum nvme_hmb_reason reason = ctrl->foreign ? ctrl->reason :
-					      NVME_HMB_R_SET_FAILED;
-
-		nvme_hmb_release(ctrl);
-		ctrl->reason = reason;
-	}
+	nvme_hmb_take_back(ctrl);
 	return ret > 0 ? -EIO : ret;
 }
 
 /*
  * nvme_hmb_try_enable(), once more when the controller completed the
  * enable but holds no buffer (-ENODATA): holding none, it may be given
- * this one again, fresh.  A second such answer frees the buffer, as a
- * refusal does.
+ * this one again, fresh.  After a second such answer the buffer goes,
+ * but not on the word of the Get Features of a controller that twice did
+ * not do what it completed: only once a disable completes, as after an
+ * enable that may have been taken.
  */
 static int nvme_hmb_enable(struct nvme_hmb_ctrl *ctrl, bool mr)
 {
@@ -688,9 +699,9 @@ static int nvme_hmb_enable(struct nvme_hmb_ctrl *ctrl, bool mr)
 	if (ret == -ENODATA) /* fate: enable-again, both */
 		ret = nvme_hmb_try_enable(ctrl, false);
 	if (ret == -ENODATA) {
-		nvme_hmb_release(ctrl); /* fate: enable-not-made-free */
-		ctrl->reason = NVME_HMB_R_SET_FAILED;
 		ctrl->last_status = -EIO;
+		ctrl->lent = true;	/* whatever Get Features says */
+		nvme_hmb_take_back(ctrl); /* fate: enable-not-made-free */
 		ret = -EIO;
 	}
 	return ret;

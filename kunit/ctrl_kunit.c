@@ -711,8 +711,9 @@ static void late_disable_keeps_memory(struct kunit *test)
 /*
  * An enable the controller completes with success without making it: Get
  * Features then says EHM=0, and the buffer, of which the controller holds
- * nothing, is given again, fresh.  A second such answer frees it, as a
- * refusal does.
+ * nothing, is given again, fresh.  After a second such answer it goes
+ * only once a disable completes: a controller that did not do what it
+ * completed is not taken at its word.
  */
 static void enable_not_made(struct kunit *test)
 {
@@ -736,6 +737,19 @@ static void enable_not_made(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), 0ULL);
 	nvme_hmb_mock_view(t->mock, &v);
 	KUNIT_EXPECT_FALSE(test, v.ehm);
+	KUNIT_EXPECT_EQ(test, v.set_cmds, 6);	/* 3, then enable, enable, disable */
+
+	/* The disable that would make the memory the host's fails: kept. */
+	nvme_hmb_mock_ignore_sets(t->mock, 2);
+	nvme_hmb_mock_fail_set(t->mock, 0, -ETIMEDOUT);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), -EIO);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_FAILED);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_reason(t->ctrl),
+			NVME_HMB_R_DISABLE_FAILED);
+	KUNIT_EXPECT_EQ(test, t->ctrl->buf.size, MIB(64));
+	nvme_hmb_mock_reset(t->mock);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
+	expect_agree(test);
 }
 
 /* Get Features that misreports: counted and said, nothing changed. */
