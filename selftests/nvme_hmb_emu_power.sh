@@ -39,7 +39,12 @@
 #     next disable (C4h action 6), and a shrink: it reads memory the host
 #     freed (init_on_free=1) or gave the new map, and counts those reads
 #     as violations, in the judge's bracket for them.
-#  6. On the drive with HMBR, whose shutdown takes 1 s (hmb_shutdown_ms):
+#  6. On the drive with HMBR, which fails on a violation
+#     (hmb_violation=fatal), the same late reads: CSTS.CFS, nvme-pci's
+#     timeout handler resets the drive, and the buffer nvme-hmb enabled
+#     is kept until then (the drive's checks at the write-back and the
+#     reset find its map whole) and enabled again after;
+#  7. On the drive with HMBR, whose shutdown takes 1 s (hmb_shutdown_ms):
 #     nvme-pci's removal waits for CSTS.SHST to say complete before it
 #     frees its own HMB, which the drive checks at the end of the
 #     shutdown.
@@ -107,7 +112,7 @@ if [ -z "$without" ] || [ -z "$with" ]; then
 	exit $KSFT_SKIP
 fi
 drives="$without:0 $with:1"
-echo "1..40"
+echo "1..42"
 echo "# drives (controller:HMBR): $drives"
 modprobe -r nvme_hmb_pci nvme_hmb_mock nvme_hmb 2>/dev/null
 
@@ -344,11 +349,65 @@ v1=$(emu violations)
 echo "nvme-hmb-selftest: drive violations end violations=$((${v1:-0} - ${v0:-0}))" >/dev/kmsg
 check "$CTRL: I/O after the late reads" io_ok 400
 
+# 6. The drive with HMBR fails on an HMB violation (hmb_violation=fatal,
+# qemu/ patch 0013): armed as in 5 to read its old map after the next
+# disable, and a shrink.  Its first late read, 100 ms after the disable,
+# sets CSTS.CFS, and it fetches no command until a reset.  A read with a
+# timeout of its own (3 s) times out, and nvme-pci's timeout handler,
+# finding CFS, resets the controller.  The buffer the
+# shrink enabled is the drive's until that reset, and nvme-hmb keeps it:
+# the drive's write-back when bus mastering comes back and its check at
+# the reset both find their map whole (no map check failed); after the
+# reset the buffer is enabled again, and the drive works.
+on "$with:1"
+cfs_seen() {
+	[ "$(dmesg | grep -c "$CTRL: controller is down; will reset")" -gt "$1" ]
+}
+fatal_reset() {
+	_down=$(dmesg | grep -c "$CTRL: controller is down; will reset")
+	_mc=$(emu map_checks) && _mf=$(emu map_check_failures) &&
+		_rd=$(emu reset_disables) && _en=$(emu enables) || return 1
+	fault_cmd 6 1 0 0 1000 || { echo "# cannot arm the late accesses (action 6)"; return 1; }
+	echo 12 > "$D/limit_mib" || { echo "# the shrink failed"; return 1; }
+	sleep 1
+	# A read with a timeout of its own: the failed drive fetches
+	# nothing, and at the timeout nvme-pci finds CFS and resets it.
+	"$NVME_HMB_ADMIN" read "$NS" 0 3000 >/dev/null 2>&1
+	_ok=0
+	wait_for 20 cfs_seen "$_down" ||
+		{ echo "# nvme-core never saw CSTS.CFS"; _ok=1; }
+	wait_for 30 emu_present && wait_for 20 state_is enabled ||
+		{ echo "# the drive or its HMB did not come back"; return 1; }
+	wait_for 10 late_settled || { echo "# the late accesses never stopped"; _ok=1; }
+	echo "# map checks $_mc -> $(emu map_checks), failed $_mf -> $(emu map_check_failures); reset disables $_rd -> $(emu reset_disables); enables $_en -> $(emu enables); violations $v1 -> $(emu violations)"
+	above violations "$v1" || _ok=1
+	above reset_disables "$_rd" || _ok=1
+	above map_checks "$((_mc + 1))" || _ok=1
+	eq "$(emu map_check_failures)" "$_mf" ||
+		{ echo "# a map check found the held buffer changed"; _ok=1; }
+	above enables "$((_en + 1))" || _ok=1
+	# agree_pci, but for its emu_clean: the violations are the bracket's
+	feat_read && eq "$FEAT_EHM" 1 && eq "$(val "$D/size_kib")" 12288 &&
+		eq "$((FEAT_HSIZE * 4))" 12288 &&
+		eq "$FEAT_HMDLEC" "$(val "$D/nr_descs")" || _ok=1
+	eq "$(emu dma_errors)" 0 || _ok=1
+	return $_ok
+}
+v1=$(emu violations)
+echo "nvme-hmb-selftest: admin timeouts expected" >/dev/kmsg
+echo "nvme-hmb-selftest: drive violations expected: $CTRL (hmb_violation=fatal) armed to read its old map after EHM=0 (C4h action 6)" >/dev/kmsg
+check "$CTRL: a drive failed by an HMB violation is reset, its HMB kept until then and enabled again" \
+	fatal_reset
+v2=$(emu violations)
+echo "nvme-hmb-selftest: drive violations end violations=$((${v2:-0} - ${v1:-0}))" >/dev/kmsg
+echo "nvme-hmb-selftest: admin timeouts end" >/dev/kmsg
+check "$CTRL: I/O after the reset" io_ok 500
+
 [ -z "$aspm_was" ] || put "$aspm_was" "$ASPM_POLICY"
 # The HMB back to nvme-pci before its drives go back to the init's hold.
 modprobe -r nvme_hmb_pci nvme_hmb
 
-# 6. A shutdown that takes the drive with HMBR 1 s (hmb_shutdown_ms,
+# 7. A shutdown that takes the drive with HMBR 1 s (hmb_shutdown_ms,
 # qemu/ patch 0015): CSTS.SHST reads "occurring" meanwhile, the buffer is
 # still the drive's, and the drive checks its map at the end.  nvme-pci's
 # removal (rmmod nvme) frees its own HMB only once SHST says complete:
