@@ -25,6 +25,21 @@
  *       milliseconds (0: the namespace's I/O timeout).  A passthrough
  *       command is never retried: one that the drive loses ends with
  *       nvme-core's timeout handling and the reset it makes.
+ *   nvme_hmb_admin lend DEV NHUGE
+ *       Give the drive a Host Memory Buffer of this process's memory, as
+ *       a host driver would, to break its rules on purpose: NHUGE huge
+ *       pages (2 MiB, physically contiguous; vm.nr_hugepages must have
+ *       them), locked; the descriptor list in the first 4 KiB page, one
+ *       entry for the rest of that huge page and one for each other,
+ *       physical addresses from /proc/self/pagemap (without an IOMMU
+ *       they are the DMA addresses).  Set Features 0Dh EHM=1, MR=0;
+ *       prints "list=PA entries=N hsize=H" and "enabled".  Then a
+ *       command per line on stdin, each answered with a line:
+ *       "swap" exchanges the list's first two entries in place, while
+ *       the buffer is enabled ("swapped"), "restore" puts them back
+ *       ("restored"); at "end" or the end of stdin, Set Features EHM=0
+ *       ("disabled"), and the memory goes only once that completed: if
+ *       it fails, the process keeps it, and waits to be killed.
  *
  * Numbers as strtoul() base 0 reads them (0x for hex), as nvme-cli does.
  * Exit status: 0 done, 1 the command failed (the ioctl's error, or the
@@ -38,17 +53,22 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <linux/nvme_ioctl.h>
 #include <linux/types.h>
 
 #define ADMIN_GET_LOG_PAGE	0x02
 #define ADMIN_GET_FEATURES	0x0a
+#define ADMIN_SET_FEATURES	0x09
 #define IO_READ			0x02
 #define READ_LEN		4096
 #define FEAT_HMB		0x0d
 #define HMB_ATTR_LEN		4096
 #define LOG_MAX_LEN		4096
+#define HUGE_SIZE		(2UL << 20)
+#define LEND_MAX_HUGE		64
+#define PAGE_4K			4096UL
 
 static const char *prog = "nvme_hmb_admin";
 
@@ -58,8 +78,9 @@ static int print_usage(void)
 		"usage: %s hmb DEV\n"
 		"       %s log DEV LID LEN\n"
 		"       %s cmd DEV OPCODE CDW10 CDW11 CDW12 CDW13 CDW14 [CDW15]\n"
-		"       %s read NSDEV SLBA MS\n",
-		prog, prog, prog, prog);
+		"       %s read NSDEV SLBA MS\n"
+		"       %s lend DEV NHUGE\n",
+		prog, prog, prog, prog, prog);
 	return 2;
 }
 
@@ -209,6 +230,117 @@ static int do_read(char **argv)
 	return ret ? 1 : 0;
 }
 
+/* phys: the physical address of the page at VA, or 0 */
+static __u64 phys(const void *va)
+{
+	__u64 e = 0;
+	off_t off = (uintptr_t)va / PAGE_4K * sizeof(e);
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+
+	if (fd < 0 || pread(fd, &e, sizeof(e), off) != sizeof(e))
+		e = 0;
+	if (fd >= 0)
+		close(fd);
+	if (!(e >> 63 & 1))
+		return 0;
+	return (e & ((1ULL << 55) - 1)) * PAGE_4K;
+}
+
+struct hmb_desc {
+	__u64 badd;
+	__u32 bsize;
+	__u32 rsvd;
+};
+
+/* set_hmb: Set Features 0Dh on DEV, EHM as given, MR=0 */
+static int set_hmb(const char *dev, int ehm, __u32 hsize, __u64 hmdla,
+		   __u32 hmdlec)
+{
+	struct nvme_admin_cmd cmd = {
+		.opcode = ADMIN_SET_FEATURES,
+		.cdw10 = FEAT_HMB,
+		.cdw11 = ehm,
+		.cdw12 = ehm ? hsize : 0,
+		.cdw13 = ehm ? (__u32)hmdla : 0,
+		.cdw14 = ehm ? (__u32)(hmdla >> 32) : 0,
+		.cdw15 = ehm ? hmdlec : 0,
+	};
+
+	return admin(dev, &cmd);
+}
+
+static void swap_first(struct hmb_desc *list)
+{
+	struct hmb_desc t = list[0];
+
+	/* made before the answer is printed: printf() may read any memory */
+	list[0] = list[1];
+	list[1] = t;
+}
+
+static int do_lend(char **argv)
+{
+	struct hmb_desc *list;
+	char line[64];
+	__u32 n, i, hsize = 0;
+	unsigned char *mem;
+	__u64 pa;
+
+	if (parse_u32(argv[1], &n) || n < 2 || n > LEND_MAX_HUGE)
+		return print_usage();
+	mem = mmap(NULL, n * HUGE_SIZE, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_POPULATE |
+		   MAP_LOCKED, -1, 0);
+	if (mem == MAP_FAILED) {
+		fprintf(stderr, "%s: %u huge pages: %s\n", prog, n,
+			strerror(errno));
+		return 1;
+	}
+	list = (struct hmb_desc *)mem;
+	for (i = 0; i < n; i++) {
+		unsigned char *start = mem + i * HUGE_SIZE + (i ? 0 : PAGE_4K);
+		__u32 pages = (HUGE_SIZE - (i ? 0 : PAGE_4K)) / PAGE_4K;
+
+		pa = phys(start);
+		if (!pa) {
+			fprintf(stderr, "%s: no physical address in pagemap (not root?)\n",
+				prog);
+			return 1;
+		}
+		list[i].badd = pa;	/* little-endian hosts only (x86, arm64) */
+		list[i].bsize = pages;
+		list[i].rsvd = 0;
+		hsize += pages;
+	}
+	pa = phys(list);
+	printf("list=%#llx entries=%u hsize=%u\n", (unsigned long long)pa, n,
+	       hsize);
+	if (set_hmb(argv[0], 1, hsize, pa, n))
+		return 1;
+	printf("enabled\n");
+	fflush(stdout);
+	while (fgets(line, sizeof(line), stdin) && strcmp(line, "end\n")) {
+		if (!strcmp(line, "swap\n") || !strcmp(line, "restore\n")) {
+			swap_first(list);
+			printf("%s\n", line[0] == 's' ? "swapped" : "restored");
+		} else {
+			printf("unknown\n");
+		}
+		fflush(stdout);
+	}
+	if (set_hmb(argv[0], 0, 0, 0, 0)) {
+		/* the drive may still use the memory: never give it back */
+		fprintf(stderr, "%s: the disable failed: keeping the memory\n",
+			prog);
+		for (;;)
+			pause();
+	}
+	printf("disabled\n");
+	fflush(stdout);
+	munmap(mem, n * HUGE_SIZE);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "hmb"))
@@ -219,5 +351,7 @@ int main(int argc, char **argv)
 		return do_cmd(argv + 2, argc - 3);
 	if (argc == 5 && !strcmp(argv[1], "read"))
 		return do_read(argv + 2);
+	if (argc == 4 && !strcmp(argv[1], "lend"))
+		return do_lend(argv + 2);
 	return print_usage();
 }

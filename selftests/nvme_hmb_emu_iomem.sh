@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # nvme-hmb-vm: emu
 # nvme-hmb-kernel: stock
-# nvme-hmb-last: the drive's dma_errors counter is not 0 after it
+# nvme-hmb-last: the drive's dma_errors and violations counters are not 0 after it
 #
 # A guest that points the Host Memory Buffer at the controller's own
 # registers.  With nvme-pci's HMB off (max_host_mem_size_mb=0, no nvme-hmb
@@ -12,7 +12,11 @@
 #   1. the descriptor list (HMDLA) at BAR0's address;
 #   2. a list in a page of this guest (its physical address from
 #      /proc/PID/pagemap: no IOMMU in this VM, so it is the DMA address)
-#      whose one entry (BADD) is BAR0's address.
+#      whose one entry (BADD) is BAR0's address;
+#   3. then a valid buffer of this guest's own huge pages, whose list is
+#      changed in place while it is enabled: the drive's scrub, which
+#      reads the list again, must count each changed entry as a
+#      violation (in the judge's bracket), and none once it is put back.
 #
 # The emulated drive (qemu/README.md) must refuse both as a DMA error,
 # without the access: Data Transfer Error (0004h), one DMA error and one
@@ -21,9 +25,10 @@
 # drive that made the access would read its registers as the list, or
 # write its map into CC and the doorbells from inside the command.
 #
-# The two refusals are bracketed for the judge (scripts/check-run), and
-# the drive's dma_errors stays 2, which every other suite's emu_clean
-# would take for a fault: this suite runs last in its VM, after
+# The two refusals and the violations are bracketed for the judge
+# (scripts/check-run), and the drive's dma_errors stays 2 and its
+# violations above 0, which every other suite's emu_clean would take for
+# a fault: this suite runs last in its VM, after
 # nvme_hmb_emu_faults, also last (run-tests runs the last ones in the
 # order of their names), and on one kernel only: the drive is QEMU, the
 # same under every kernel, and the stock kernel lets root send the
@@ -43,7 +48,7 @@ if ! emu_present; then
 	echo "1..0 # SKIP $CTRL is not the emulated DRAM-less drive"
 	exit $KSFT_SKIP
 fi
-echo "1..19"
+echo "1..27"
 
 modprobe -r nvme_hmb_pci nvme_hmb_mock nvme_hmb 2>/dev/null
 mkdir -p "$T"
@@ -174,12 +179,75 @@ else
 fi
 list_done
 
+# 3. A list changed while its buffer is enabled.  This guest lends the
+# drive a buffer of its own huge pages (nvme_hmb_admin lend: the list in
+# the first page, an entry for each huge page), then exchanges the list's
+# first two entries in place, which the host shall not do while the
+# buffer is enabled.  The drive reads the list again at each scrub (every
+# second, qemu/ patch 0015) and counts each changed entry as a violation,
+# in the judge's bracket; with the entries put back its scrubs find the
+# list as recorded, and its map, which it wrote into the buffer at the
+# enable, is whole at the disable.
+HUGE=$(((HSIZE + 1 + 511) / 512))
+huge_was=$(cat /proc/sys/vm/nr_hugepages)
+lend_say() { # lend_say CMD ANSWER: a command to the lender, and its answer
+	echo "$1" >&5 && wait_for 10 grep -qx "$2" "$T/lend.out"
+}
+lend_start() {
+	put $((huge_was + HUGE)) /proc/sys/vm/nr_hugepages || return 1
+	rm -f "$T/lend.in" && mkfifo "$T/lend.in" || return 1
+	"$NVME_HMB_ADMIN" lend "/dev/$CTRL" $HUGE <"$T/lend.in" \
+		>"$T/lend.out" 2>&1 &
+	LENDPID=$!
+	exec 5>"$T/lend.in"
+	wait_for 20 grep -qx enabled "$T/lend.out" || { sed 's/^/# lend: /' "$T/lend.out"; return 1; }
+	sed -n 's/^list=/# lent: list=/p' "$T/lend.out"
+	eq "$(feat ehm)" 1
+}
+# scrubs_by N: the drive read its list again at N more scrubs
+scrubs_by() {
+	_lc=$(emu list_checks) || return 1
+	wait_for 20 above list_checks $((_lc + $1 - 1))
+}
+above() { [ "$(emu "$1")" -gt "$2" ]; }
+if check "a buffer of this guest's $HUGE huge pages enabled by hand" lend_start; then
+	v0=$(emu violations) mf0=$(emu map_check_failures)
+	echo "nvme-hmb-selftest: drive violations expected: the list's first two entries exchanged while the buffer is enabled" >/dev/kmsg
+	check "the list's first two entries exchanged in place" lend_say swap swapped
+	check "the drive's scrub read the changed list" scrubs_by 1
+	lend_say restore restored
+	v1=$(emu violations)
+	echo "nvme-hmb-selftest: drive violations end violations=$((${v1:-0} - ${v0:-0}))" >/dev/kmsg
+	echo "# violations $v0 -> $v1"
+	check "each scrub of the changed list: two violations" \
+		eq "$(((v1 - v0) % 2)):$((v1 > v0))" 0:1
+	check "the entries put back: two scrubs find the list as recorded" \
+		scrubs_by 2
+	check "no violation since" eq "$(emu violations)" "$v1"
+	check "the disable completes" lend_say end disabled
+	check "the drive's map was whole in the lent buffer at the disable" \
+		eq "$(emu map_check_failures)" "$mf0"
+else
+	for w in "the list's first two entries exchanged in place" \
+		"the drive's scrub read the changed list" \
+		"each scrub of the changed list: two violations" \
+		"the entries put back: two scrubs find the list as recorded" \
+		"no violation since" "the disable completes" \
+		"the drive's map was whole in the lent buffer at the disable"; do
+		nok "$w"
+	done
+fi
+exec 5>&-
+wait_for 10 sh -c "! kill -0 ${LENDPID:-0} 2>/dev/null" ||
+	echo "# the lender did not end"
+put "$huge_was" /proc/sys/vm/nr_hugepages
+
 # nvme-pci's own buffer still enables, and is used without a DMA error.
-dma=$(emu dma_errors)
+dma=$(emu dma_errors) viol=$(emu violations)
 check "reload nvme: nvme-pci's own HMB" reload_nvme
 check "Get Features 0Dh: enabled" eq "$(feat ehm)" 1
 check "I/O with nvme-pci's HMB" io_ok 64
 check "no DMA error and no violation since" \
-	eq "$(emu dma_errors):$(emu violations)" "$dma:0"
+	eq "$(emu dma_errors):$(emu violations)" "$dma:$viol"
 rm -rf "$T"
 ksft_end
