@@ -523,8 +523,8 @@ static void nvme_hmb_release(struct nvme_hmb_ctrl *ctrl)
 /*
  * The controller took the buffer, unless its Get Features says it holds
  * none (return false): then it completed the enable without making it (or
- * a reset undid it since), and holds nothing of the buffer, which stays
- * held, disabled, and not returnable.
+ * a reset undid it since).  The buffer stays held, not returnable, and
+ * lent until the caller's disable completes (nvme_hmb_not_made()).
  */
 static bool nvme_hmb_enabled(struct nvme_hmb_ctrl *ctrl, bool mr)
 {
@@ -533,10 +533,7 @@ static bool nvme_hmb_enabled(struct nvme_hmb_ctrl *ctrl, bool mr)
 	nvme_hmb_update_reclaimable(ctrl);
 	ctrl->buf.returnable = true; /* fate: mr-valid-set */
 	if (!nvme_hmb_verify(ctrl)) { /* fate: enable-not-made, both */
-		ctrl->lent = false;
 		ctrl->buf.returnable = false;
-		ctrl->state = NVME_HMB_SUSPENDED;
-		nvme_hmb_update_reclaimable(ctrl);
 		ctrl->stats.cmd_failures++;
 		dev_warn_ratelimited(ctrl->port->dev,
 				     "HMB: the controller completed the enable but holds no buffer (EHM=0)\n");
@@ -685,23 +682,41 @@ taken:
 }
 
 /*
+ * The controller completed an enable that its Get Features says it did
+ * not make (EHM=0): a controller that does not do what it completes is
+ * not taken at its word either, so the buffer counts as lent until a
+ * disable completes.  Return: 0 once it has, else the disable's error
+ * (the buffer kept, as after any failed disable).
+ */
+static int nvme_hmb_not_made(struct nvme_hmb_ctrl *ctrl)
+{
+	ctrl->last_status = -EIO;
+	ctrl->reason = NVME_HMB_R_SET_FAILED;
+	ctrl->lent = true;
+	ctrl->state = NVME_HMB_ENABLED;
+	return nvme_hmb_disable(ctrl);
+}
+
+/*
  * nvme_hmb_try_enable(), once more when the controller completed the
- * enable but holds no buffer (-ENODATA): holding none, it may be given
- * this one again, fresh.  After a second such answer the buffer goes,
- * but not on the word of the Get Features of a controller that twice did
- * not do what it completed: only once a disable completes, as after an
- * enable that may have been taken.
+ * enable but holds no buffer (-ENODATA): once a disable has completed,
+ * the buffer is given again, fresh.  After a second such answer it goes,
+ * again only once a disable completes.
  */
 static int nvme_hmb_enable(struct nvme_hmb_ctrl *ctrl, bool mr)
 {
 	int ret = nvme_hmb_try_enable(ctrl, mr);
 
-	if (ret == -ENODATA) /* fate: enable-again, both */
-		ret = nvme_hmb_try_enable(ctrl, false);
+	if (ret != -ENODATA) /* fate: enable-again, both */
+		return ret;
+	ret = nvme_hmb_not_made(ctrl);
+	if (ret) /* fate: not-made-disable-failed, both */
+		return ret > 0 ? -EIO : ret;
+	ret = nvme_hmb_try_enable(ctrl, false);
 	if (ret == -ENODATA) {
-		ctrl->last_status = -EIO;
-		ctrl->lent = true;	/* whatever Get Features says */
-		nvme_hmb_take_back(ctrl); /* fate: enable-not-made-free */
+		ret = nvme_hmb_not_made(ctrl);
+		if (!ret)
+			nvme_hmb_release(ctrl); /* fate: enable-not-made-free */
 		ret = -EIO;
 	}
 	return ret;

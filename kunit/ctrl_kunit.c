@@ -710,10 +710,10 @@ static void late_disable_keeps_memory(struct kunit *test)
 
 /*
  * An enable the controller completes with success without making it: Get
- * Features then says EHM=0, and the buffer, of which the controller holds
- * nothing, is given again, fresh.  After a second such answer it goes
- * only once a disable completes: a controller that did not do what it
- * completed is not taken at its word.
+ * Features then says EHM=0.  Neither answer is taken at its word: the
+ * buffer counts as lent until a disable completes, then it is given again,
+ * fresh; after a second such answer it goes, once a disable completes.  A
+ * disable that fails keeps it until the controller resets.
  */
 static void enable_not_made(struct kunit *test)
 {
@@ -726,26 +726,37 @@ static void enable_not_made(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
 	nvme_hmb_mock_view(t->mock, &v);
-	KUNIT_EXPECT_EQ(test, v.set_cmds, 2);
+	KUNIT_EXPECT_EQ(test, v.set_cmds, 3);	/* enable, disable, enable */
 	expect_agree(test);
 
 	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, 0), 0);
-	nvme_hmb_mock_ignore_sets(t->mock, 2);
+	nvme_hmb_mock_ignore_sets(t->mock, 3);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), -EIO);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_OFF);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_reason(t->ctrl), NVME_HMB_R_SET_FAILED);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), 0ULL);
 	nvme_hmb_mock_view(t->mock, &v);
 	KUNIT_EXPECT_FALSE(test, v.ehm);
-	KUNIT_EXPECT_EQ(test, v.set_cmds, 6);	/* 3, then enable, enable, disable */
+	KUNIT_EXPECT_EQ(test, v.set_cmds, 8);	/* 4, then three, a disable */
 
-	/* The disable that would make the memory the host's fails: kept. */
-	nvme_hmb_mock_ignore_sets(t->mock, 2);
+	/* The second time, the disable that would free it fails: kept. */
+	nvme_hmb_mock_ignore_sets(t->mock, 3);
 	nvme_hmb_mock_fail_set(t->mock, 0, -ETIMEDOUT);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), -EIO);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_FAILED);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_reason(t->ctrl),
 			NVME_HMB_R_DISABLE_FAILED);
+	KUNIT_EXPECT_EQ(test, t->ctrl->buf.size, MIB(64));
+	nvme_hmb_mock_reset(t->mock);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
+	expect_agree(test);
+
+	/* The first time, the disable before the second enable fails: kept. */
+	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, 0), 0);
+	nvme_hmb_mock_ignore_sets(t->mock, 1);
+	nvme_hmb_mock_fail_set(t->mock, 0, -ETIMEDOUT);
+	KUNIT_EXPECT_NE(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_FAILED);
 	KUNIT_EXPECT_EQ(test, t->ctrl->buf.size, MIB(64));
 	nvme_hmb_mock_reset(t->mock);
 	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
@@ -1195,6 +1206,27 @@ static struct ctrl_test *shared_mock(struct kunit *test,
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, t->mock);
 	t->ctrl = nvme_hmb_mock_ctrl(t->mock);
 	return t;
+}
+
+/*
+ * On a shared controller, an enable carried out whose Get Features says
+ * EHM=0: the guard of the next command then finds the list as sent but
+ * not lent, which it would take for a buffer nobody knows, and free.  The
+ * buffer stays lent: the disable goes first, then the enable again.
+ */
+static void shared_enable_denied(struct kunit *test)
+{
+	struct ctrl_test *t = shared_mock(test, &bg5);
+	struct nvme_hmb_mock_view v;
+
+	nvme_hmb_mock_hide_ehm(t->mock, 1);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_set_limit(t->ctrl, MIB(64)), 0);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_state(t->ctrl), NVME_HMB_ENABLED);
+	KUNIT_EXPECT_EQ(test, nvme_hmb_size(t->ctrl), MIB(64));
+	nvme_hmb_mock_view(t->mock, &v);
+	KUNIT_EXPECT_EQ(test, v.set_cmds, 3);	/* enable, disable, enable */
+	KUNIT_EXPECT_EQ(test, v.violations, 0);
+	expect_agree(test);
 }
 
 /* The controller holds the other driver's buffer, untouched. */
@@ -2314,6 +2346,7 @@ static struct kunit_case nvme_hmb_ctrl_cases[] = {
 	KUNIT_CASE(late_enable_disabled_first),
 	KUNIT_CASE(late_disable_keeps_memory),
 	KUNIT_CASE(enable_not_made),
+	KUNIT_CASE(shared_enable_denied),
 	KUNIT_CASE(get_lies_counted),
 	KUNIT_CASE(dies_mid_command),
 	KUNIT_CASE(silent_resets),

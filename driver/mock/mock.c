@@ -106,6 +106,7 @@ struct nvme_hmb_mock {
 	struct nvme_hmb_set_cmd late_cmd;
 	struct delayed_work late;	/* carries it out */
 	unsigned int get_lies;		/* Get Features to answer wrongly */
+	unsigned int hide_ehm;		/* ... to answer EHM=0 while enabled */
 	bool die_next;			/* die during the next command */
 	bool dead;			/* answers no command any more */
 	bool unsure;			/* the last Set Features failed: the
@@ -667,6 +668,13 @@ static int mock_get_features(struct nvme_hmb_port *port, void *data, u32 *cdw0)
 		goto out;
 	}
 	memset(data, 0, NVME_HMB_ATTR_LEN);
+	/* One that says it holds nothing, holding its buffer. */
+	if (mock->hide_ehm && mock->ehm) {
+		mock->hide_ehm--;
+		mock->stats.lies++;
+		*cdw0 = 0;
+		goto out;
+	}
 	/* A controller that misreports: one page more than it holds. */
 	attrs[0] = cpu_to_le32(mock->ehm ? mock->hsize + !!mock->get_lies : 0);
 	if (mock->get_lies && mock->ehm) {
@@ -1055,6 +1063,20 @@ void nvme_hmb_mock_misbehave(struct nvme_hmb_mock *mock, unsigned int late_ms,
 	mutex_unlock(&mock->lock);
 }
 EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_mock_misbehave);
+
+/**
+ * nvme_hmb_mock_hide_ehm() - the next Get Features deny the buffer
+ * @mock: the mock
+ * @nr: Get Features, while enabled, to answer EHM=0 (all attributes 0)
+ *	though the buffer stays enabled and in use
+ */
+void nvme_hmb_mock_hide_ehm(struct nvme_hmb_mock *mock, unsigned int nr)
+{
+	mutex_lock(&mock->lock);
+	mock->hide_ehm = nr;
+	mutex_unlock(&mock->lock);
+}
+EXPORT_SYMBOL_IF_KUNIT(nvme_hmb_mock_hide_ehm);
 
 struct nvme_hmb_ctrl *nvme_hmb_mock_ctrl(struct nvme_hmb_mock *mock)
 {

@@ -52,6 +52,7 @@ void nvme_hmb_mock_fail_set(struct nvme_hmb_mock *mock, unsigned int skip,
 void nvme_hmb_mock_fail_sets(struct nvme_hmb_mock *mock, unsigned int skip,
 			     unsigned int nr, int status);
 void nvme_hmb_mock_ignore_sets(struct nvme_hmb_mock *mock, unsigned int nr);
+void nvme_hmb_mock_hide_ehm(struct nvme_hmb_mock *mock, unsigned int nr);
 void nvme_hmb_mock_fail_set_executed(struct nvme_hmb_mock *mock,
 				     unsigned int skip, int status);
 void nvme_hmb_mock_fail_get(struct nvme_hmb_mock *mock, int status);
